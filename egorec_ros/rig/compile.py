@@ -1,0 +1,317 @@
+"""Rig description (plain dict from YAML) -> compiled ``Rig``.
+
+All naming rules of §2.3/§4 live here: slot names per device kind, column prefixes
+(first gripper empty, second ``gripper_2_``, ego ``ego_``), status ids, and the §5.1/
+§5.2 checks that refuse a rig which would make two writers share a slot or column.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from egorec_ros.codecs import force_matrix as fm
+from egorec_ros.rig import frames
+from egorec_ros.rig.kinds import CAMERA_KINDS, DEVICE_KINDS, GLOVE_KINDS, StreamKind
+from egorec_ros.rig.model import Device, Rig, StreamSpec
+from egorec_ros.schema.declaration import VideoSpec
+from egorec_ros.schema import columns as col
+from egorec_ros.schema.names import clean_slot_name
+
+
+class RigError(ValueError):
+    """A rig description that cannot be recorded; the message says where and why."""
+
+
+MAX_UVC = 8
+GLOVE_SENSORS = ("left_glove", "right_glove")
+_DEVICE_KEYS = {"kind", "key", "name", "role", "rig", "hand", "sensor", "slot", "slot_base",
+                "streams", "calibration", "info_kind"}
+_STREAM_KEYS = {"topic", "width", "height", "fps", "encoding", "scale", "frame", "epoch", "clock"}
+
+
+def compile_rig(doc: Mapping[str, Any], *, where: str = "rig") -> Rig:
+    """Compile a rig description; ``where`` names the file in error messages."""
+    devices_doc = doc.get("devices")
+    if not isinstance(devices_doc, Mapping) or not devices_doc:
+        raise RigError(f"{where}: 'devices' must be a non-empty mapping of device id -> device")
+    fps = float(doc.get("fps", 30.0))
+    if not 1.0 <= fps <= 240.0:
+        raise RigError(f"{where}: fps {fps} is outside 1..240")
+    _check_combination(devices_doc, where)
+
+    counters: dict[str, int] = {}
+    devices = tuple(_compile_device(str(dev_id), dict(d or {}), counters, fps, f"{where}: device {dev_id!r}")
+                    for dev_id, d in devices_doc.items())
+    columns, videos = _collect(devices, where)
+    master = doc.get("master_slot") or next((v.key for v in videos if v.kind == "rgb"), None)
+    if master is not None and master not in {v.key for v in videos if v.kind == "rgb"}:
+        raise RigError(f"{where}: master_slot {master!r} is not a recorded RGB slot")
+    forensic = next((s.slot for d in devices if d.kind == "d435" for s in d.streams
+                     if s.role == "rgb"), None)
+    if forensic is not None:
+        columns = columns + tuple(col.d435_forensics())
+    return Rig(name=str(doc.get("name", "rig")), fps=fps, devices=devices, columns=columns,
+               videos=videos, master_slot=master, forensic_slot=forensic)
+
+
+def _check_combination(devices_doc: Mapping[str, Any], where: str) -> None:
+    kinds = [str((d or {}).get("kind", "")) for d in devices_doc.values()]
+    for dev_id, kind in zip(devices_doc, kinds):
+        if kind not in DEVICE_KINDS:
+            raise RigError(f"{where}: device {dev_id!r} has unknown kind {kind!r}; "
+                           f"known kinds: {', '.join(DEVICE_KINDS)}")
+    if kinds.count("s80m") > 1:
+        raise RigError(f"{where}: only one S80M/S80C per rig (its slots stereo_left/right are global, §5.1)")
+    if "s80m" in kinds and "d435" in kinds:
+        raise RigError(f"{where}: a D435/D405 and an S80M/S80C cannot be used together (they share video0/video2, §5.1)")
+    if kinds.count("uvc") > MAX_UVC:
+        raise RigError(f"{where}: at most {MAX_UVC} UVC cameras (§4.2)")
+    gloves = sum(k in GLOVE_KINDS for k in kinds)
+    if gloves > 2:
+        raise RigError(f"{where}: {gloves} gloves; only left_glove and right_glove exist, a third glove "
+                       "would overwrite one of them (§4.5, §5.2)")
+
+
+def _compile_device(dev_id: str, d: dict, counters: dict[str, int], fps: float, where: str) -> Device:
+    unknown = set(d) - _DEVICE_KEYS
+    if unknown:
+        raise RigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_DEVICE_KEYS)}")
+    kind = d["kind"]
+    roles = DEVICE_KINDS[kind]
+    streams_doc = d.get("streams") or {}
+    if not isinstance(streams_doc, Mapping):
+        raise RigError(f"{where}: 'streams' must map role -> stream options")
+    for role in streams_doc:
+        if role not in roles:
+            raise RigError(f"{where}: kind {kind!r} has no stream {role!r}; it has: {', '.join(roles)}")
+    for role, spec in roles.items():
+        if not spec.optional and role not in streams_doc:
+            raise RigError(f"{where}: kind {kind!r} needs a {role!r} stream")
+    for role, opts in streams_doc.items():
+        bad = set(opts or {}) - _STREAM_KEYS
+        if bad:
+            raise RigError(f"{where}: stream {role!r}: unknown keys {sorted(bad)}; allowed: {sorted(_STREAM_KEYS)}")
+    key = str(d.get("key") or f"{kind}:{dev_id}")
+    name = str(d.get("name") or dev_id)
+    index = counters.get(kind, 0)
+    counters[kind] = index + 1
+    builder = _BUILDERS[kind if kind not in GLOVE_KINDS else "glove"]
+    return builder(dev_id, kind, key, name, d, {r: dict(o or {}) for r, o in streams_doc.items()},
+                   index, counters, fps, where)
+
+
+# ---- per-kind naming -------------------------------------------------------------------
+
+def _video(dev_id: str, role: str, opts: dict, slot: str, kind: StreamKind, master: str | None = None,
+           status: str | None = None) -> StreamSpec:
+    return StreamSpec(id=f"{dev_id}.{role}", device=dev_id, role=role, kind=kind, topic=opts.get("topic"),
+                      slot=slot, master=master, status=status, source=opts)
+
+
+def _uvc(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
+    slot = clean_slot_name(d["slot"]) if d.get("slot") else (
+        "head_left_rgb" if index == 0 else "head_right_rgb" if index == 1 else f"head_right_rgb_{index}")
+    out = [_video(dev_id, "rgb", streams["rgb"], slot, StreamKind.VIDEO, status=slot)]
+    out += _ego_slam(dev_id, d, streams, slot, key, counters, where)
+    return Device(dev_id, kind, key, name, role=d.get("role"), slots=(slot,), streams=tuple(out),
+                  calibration=d.get("calibration"))
+
+
+def _d435(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
+    base = clean_slot_name(d.get("slot_base") or "d435")
+    n = counters.get(f"d435:{base}", 0) + 1
+    counters[f"d435:{base}"] = n
+    suffix = "" if n == 1 else f"_{n}"
+    rgb, depth = f"{base}_rgb{suffix}", f"{base}_depth{suffix}"
+    out = [_video(dev_id, "rgb", streams["rgb"], rgb, StreamKind.VIDEO)]
+    slots = [rgb]
+    if "depth" in streams:
+        out.append(_video(dev_id, "depth", streams["depth"], depth, StreamKind.DEPTH, master=rgb))
+        slots.append(depth)
+    out += _ego_slam(dev_id, d, streams, rgb, key, counters, where)
+    return Device(dev_id, kind, key, name, role=d.get("role"), slots=tuple(slots), streams=tuple(out),
+                  calibration=d.get("calibration"))
+
+
+def _s80m(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
+    out = [_video(dev_id, "left", streams["left"], "stereo_left", StreamKind.VIDEO)]
+    if "right" in streams:
+        out.append(_video(dev_id, "right", streams["right"], "stereo_right", StreamKind.VIDEO))
+    if "depth" in streams:
+        out.append(_video(dev_id, "depth", streams["depth"], "stereo_depth", StreamKind.DEPTH,
+                          master="stereo_left"))
+    if "imu" in streams:
+        ts, samples = col.imu()
+        out.append(StreamSpec(id=f"{dev_id}.imu", device=dev_id, role="imu", kind=StreamKind.IMU,
+                              topic=streams["imu"].get("topic"), slot="stereo_left",
+                              columns={"ts": ts.name, "samples": samples.name}, source=streams["imu"]))
+    out += _ego_slam(dev_id, d, streams, "stereo_left", key, counters, where)
+    return Device(dev_id, kind, key, name, role=d.get("role"),
+                  slots=("stereo_left", "stereo_right", "stereo_depth"), streams=tuple(out),
+                  calibration=d.get("calibration"))
+
+
+def _gripper(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
+    rig_no = int(d.get("rig") or index + 1)
+    taken = counters.setdefault("gripper_rigs", set())  # type: ignore[arg-type]
+    if rig_no in taken:
+        raise RigError(f"{where}: gripper rig {rig_no} is already taken; each gripper needs its own rig number")
+    taken.add(rig_no)
+    slot_prefix = "gripper_" if rig_no == 1 else f"gripper_{rig_no}_"
+    col_prefix = "" if rig_no == 1 else f"gripper_{rig_no}_"
+    slots = tuple(slot_prefix + s for s in ("stereo_left", "rgb", "pose", "force_left", "force_right"))
+    out = [_video(dev_id, "rgb", streams["rgb"], slot_prefix + "rgb", StreamKind.VIDEO)]
+    for side in ("left", "right"):
+        if f"{side}_force" in streams:
+            name_ = f"observation.{col_prefix}gripper_{side}_force"
+            out.append(_latest(dev_id, f"{side}_force", streams, {"force": name_}, name_ + "_ns",
+                               slot_prefix + f"force_{side}"))
+    for side in ("left", "right"):
+        if f"{side}_force_matrix" in streams:
+            name_ = f"observation.{col_prefix}gripper_{side}_force_matrix"
+            out.append(_latest(dev_id, f"{side}_force_matrix", streams, {"matrix": name_}, name_ + "_ns",
+                               slot_prefix + f"force_{side}"))
+    if "state" in streams:
+        out.append(_latest(dev_id, "state", streams, {"state": f"observation.{col_prefix}gripper_state"},
+                           None, None))
+    if "slam" in streams:
+        out.append(_trajectory(dev_id, streams["slam"], f"observation.{col_prefix}slam_trajectory",
+                               role="gripper", owner={"role": "gripper", "rig": rig_no, "device_key": key,
+                                                       **({"hand": d["hand"]} if d.get("hand") else {})},
+                               source_slot=slot_prefix + "stereo_left", status=slot_prefix + "pose",
+                               where=where))
+    return Device(dev_id, kind, key, name, role="gripper", rig=rig_no, hand=d.get("hand"), slots=slots,
+                  streams=tuple(out))
+
+
+def _glove(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
+    sensor = d.get("sensor")
+    taken = counters.setdefault("glove_sensors", set())  # type: ignore[arg-type]
+    if sensor is None:
+        sensor = next((s for s in GLOVE_SENSORS if s not in taken), None)
+    if sensor not in GLOVE_SENSORS:
+        raise RigError(f"{where}: glove sensor must be one of {GLOVE_SENSORS}, got {sensor!r}")
+    if sensor in taken:
+        raise RigError(f"{where}: sensor column {sensor!r} already belongs to another glove (§5.2: one writer per column)")
+    taken.add(sensor)
+    hand = sensor.split("_")[0]
+    fields = {"pressure": f"observation.{sensor}"}
+    if kind == "usb_glove":
+        fields |= {"imu_quat": f"observation.{sensor}_imu_quat", "imu_valid": f"observation.{sensor}_imu_valid"}
+    out = [_latest(dev_id, "pressure", streams, fields, None, sensor)]
+    if "hand_pose" in streams:
+        out.append(_latest(dev_id, "hand_pose", streams, {"hand_pose": f"observation.{hand}_hand_pose"},
+                           None, None))
+    return Device(dev_id, kind, key, name, hand=hand, sensor=sensor, slots=(), streams=tuple(out),
+                  info_kind=d.get("info_kind", "data_ble"))
+
+
+def _latest(dev_id: str, role: str, streams: dict, fields: dict[str, str], ns_column: str | None,
+            status: str | None) -> StreamSpec:
+    return StreamSpec(id=f"{dev_id}.{role}", device=dev_id, role=role, kind=StreamKind.LATEST,
+                      topic=streams[role].get("topic"), columns=fields, ns_column=ns_column,
+                      status=status, source=streams[role])
+
+
+def _trajectory(dev_id: str, opts: dict, column: str, *, role: str, owner: dict, source_slot: str,
+                status: str | None, where: str) -> StreamSpec:
+    frame, epoch = frames.ROLE_DEFAULTS[role]
+    frame = opts.get("frame", frame)
+    if frame not in frames.FRAMES:
+        raise RigError(f"{where}: slam frame {frame!r} is unknown; known: {', '.join(frames.FRAMES)}")
+    epoch = opts.get("epoch", epoch)
+    clock = opts.get("clock", "camera_sensor")
+    if epoch not in frames.EPOCHS or clock not in frames.CLOCKS:
+        raise RigError(f"{where}: slam epoch/clock must be one of {frames.EPOCHS} / {frames.CLOCKS}")
+    spec = {"frame": frame, "frame_axes": dict(frames.FRAMES[frame]),
+            "time": {"t": "sensor_s", "clock": clock, "epoch": epoch},
+            "owner": owner, "source_slot": source_slot}
+    return StreamSpec(id=f"{dev_id}.slam", device=dev_id, role="slam", kind=StreamKind.TRAJECTORY,
+                      topic=opts.get("topic"), columns={"points": column, "ns": column + "_ns"},
+                      status=status, source={**opts, "slam_spec": spec})
+
+
+def _ego_slam(dev_id: str, d: dict, streams: dict, source_slot: str, key: str, counters: dict,
+              where: str) -> list[StreamSpec]:
+    if "slam" not in streams:
+        return []
+    if d.get("role") != "ego":
+        raise RigError(f"{where}: a camera with a slam stream must have role: ego (its trajectory is "
+                       "named by role, observation.ego_slam_trajectory, §4.7)")
+    n = counters.get("ego", 0) + 1
+    counters["ego"] = n
+    column = "observation.ego_slam_trajectory" if n == 1 else f"observation.ego_{n}_slam_trajectory"
+    return [_trajectory(dev_id, streams["slam"], column, role="ego", owner={"role": "ego", "device_key": key},
+                        source_slot=source_slot, status=None, where=where)]
+
+
+_BUILDERS = {"uvc": _uvc, "d435": _d435, "s80m": _s80m, "gripper": _gripper, "glove": _glove}
+
+
+# ---- columns and videos -----------------------------------------------------------------
+
+def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnSpec, ...], tuple[VideoSpec, ...]]:
+    columns: list[col.ColumnSpec] = col.key_columns()
+    videos: list[VideoSpec] = []
+    statuses: list[col.ColumnSpec] = []
+    for dev in devices:
+        for s in dev.streams:
+            columns += _stream_columns(s, where)
+            if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH):
+                videos.append(_video_spec(s, where))
+            if s.status and all(c.name != f"status.{s.status}" for c in statuses):
+                statuses.append(col.status(s.status))
+        if dev.sensor:  # hand pose columns are always written for a glove rig (§4.5, App. C)
+            hand_col = f"observation.{dev.hand}_hand_pose"
+            columns = [c for c in columns if c.name != hand_col]
+            columns.append(col.vector(hand_col, (21, 3), semantic_suffix="_hand_pose", always=True))
+    columns += statuses
+    seen: dict[str, str] = {}
+    for c in columns:
+        if c.name in seen:
+            raise RigError(f"{where}: column {c.name!r} would have two writers (§5.2)")
+        seen[c.name] = c.name
+    slots: dict[str, str] = {}
+    for dev in devices:
+        for slot in dev.slots:
+            if slot in slots:
+                raise RigError(f"{where}: slot {slot!r} is used by devices {slots[slot]!r} and {dev.id!r}; "
+                               "video slot names must be unique (§5.2)")
+            slots[slot] = dev.id
+    return tuple(columns), tuple(videos)
+
+
+def _stream_columns(s: StreamSpec, where: str) -> list[col.ColumnSpec]:
+    if s.kind is StreamKind.LATEST:
+        out = []
+        for field_name, name in s.columns.items():
+            if field_name == "matrix":
+                out.append(col.force_matrix(name, s.source.get("encoding", fm.ROW_DIFF_QUANTIZED),
+                                            int(s.source.get("scale", 10))))
+            else:
+                shape = _FIELD_SHAPES[field_name]
+                out.append(col.vector(name, shape, semantic_suffix=_FIELD_SUFFIX.get(field_name)))
+        if s.ns_column:
+            out.append(col.sample_ns(s.ns_column, "_force_matrix_ns" if "matrix" in s.columns else "_force_ns"))
+        return out
+    if s.kind is StreamKind.TRAJECTORY:
+        return list(col.trajectory(s.columns["points"], dict(s.source["slam_spec"])))
+    if s.kind is StreamKind.IMU:
+        return list(col.imu())
+    return []
+
+
+def _video_spec(s: StreamSpec, where: str) -> VideoSpec:
+    w, h = s.source.get("width"), s.source.get("height")
+    if not (isinstance(w, int) and isinstance(h, int) and w > 0 and h > 0):
+        raise RigError(f"{where}: video stream {s.id!r} needs integer width and height")
+    if w % 2 or h % 2:
+        raise RigError(f"{where}: video stream {s.id!r} is {w}x{h}; 4:2:0 video needs even sizes")
+    fps = s.source.get("fps")
+    return VideoSpec(key=s.slot, kind="depth" if s.kind is StreamKind.DEPTH else "rgb", width=w, height=h,
+                     fps=float(fps) if fps else None, master=s.master)
+
+
+_FIELD_SHAPES = {"pressure": (16, 16), "imu_quat": (16, 4), "imu_valid": (16,), "hand_pose": (21, 3),
+                 "force": (3,), "state": (3,)}
+_FIELD_SUFFIX = {"imu_quat": "_imu_quat", "imu_valid": "_imu_valid", "hand_pose": "_hand_pose",
+                 "force": "_force", "state": "_state"}

@@ -1,0 +1,44 @@
+"""What an episode is declared with before its first row: the writer's whole input
+besides the rows and frames. A rig compiles into one (``egorec_ros.rig.declare``);
+tests and the converter may build one directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from egorec_ros.schema.columns import ColumnSpec
+
+
+@dataclass(frozen=True)
+class VideoSpec:
+    """One recorded video stream (an image_key / slot, §4)."""
+
+    key: str
+    kind: str                  # "rgb" or "depth"
+    width: int
+    height: int
+    fps: float | None = None   # None: the task fps
+    master: str | None = None  # depth: the RGB slot it follows (§4.8)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    fps: float
+    columns: tuple[ColumnSpec, ...]             # every column the episode may have, in order
+    videos: tuple[VideoSpec, ...] = ()
+    devices: tuple[Mapping, ...] = ()           # compact device entries (§6.4)
+    device_names: Mapping[str, str] = field(default_factory=dict)
+    sensors: tuple[str, ...] = ()               # glove sensor columns (§6.4)
+    calibration: Mapping[str, Mapping] = field(default_factory=dict)  # keyed per §6.5
+
+    def column(self, name: str) -> ColumnSpec:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"column {name!r} is not declared for this episode")
+
+    @property
+    def slam_specs(self) -> dict[str, dict]:
+        """§7.2: trajectory column -> its frame/time/owner declaration."""
+        return {c.name: dict(c.extra["slam_spec"]) for c in self.columns if "slam_spec" in c.extra}

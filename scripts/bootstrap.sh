@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Creates ./.venv with egorec_ros and its test tools; cheap to rerun.
+# Works on a fresh Debian/Ubuntu machine: installs python3-venv with apt if it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3}
+if ! command -v "$PY" >/dev/null; then
+  echo "bootstrap: $PY not found; install Python >= 3.10 (apt-get install python3 python3-venv)" >&2
+  exit 1
+fi
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+  echo "bootstrap: $("$PY" --version) is too old; egorec_ros needs Python >= 3.10" >&2
+  exit 1
+fi
+if ! "$PY" -c 'import ensurepip, venv' 2>/dev/null; then
+  pkg="python3-venv"
+  ver=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+  echo "bootstrap: the venv module is missing; installing python$ver-venv with apt" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && ($sudo apt-get install -y -qq "python$ver-venv" || $sudo apt-get install -y -qq "$pkg")
+fi
+
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+stamp=.venv/.egorec-installed
+want=$(cat setup.py pyproject.toml | sha1sum | cut -c1-40)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[test,ray]"
+  echo "$want" > "$stamp"
+fi
