@@ -34,15 +34,34 @@ class Layout(str, Enum):
 @dataclass(frozen=True)
 class ColumnSpec:
     name: str
-    type: pa.DataType
     layout: Layout
+    numpy_dtype: str = "float32"         # scalar / list item dtype
     feature: dict | None = None          # info.json features entry; None: not declared (§6.8)
     always: bool = False                 # written in every episode of the rig
     width: int = 0                       # VECTOR length / NESTED inner width
-    numpy_dtype: str = "float32"
     encoding: str = ""                   # MATRIX: row_diff_quantized | row_flat_raw
     scale: int = 1                       # MATRIX scale
     extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def type(self) -> pa.DataType:
+        if self.layout is Layout.STRING:
+            return pa.string()
+        item = pa.from_numpy_dtype(np.dtype(self.numpy_dtype))
+        if self.layout is Layout.SCALAR:
+            return item
+        if self.layout is Layout.NESTED:
+            return pa.list_(pa.list_(item))
+        return pa.list_(item)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "layout": self.layout.value, "numpy_dtype": self.numpy_dtype,
+                "feature": self.feature, "always": self.always, "width": self.width,
+                "encoding": self.encoding, "scale": self.scale, "extra": self.extra}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "ColumnSpec":
+        return cls(**{**doc, "layout": Layout(doc["layout"])})
 
     @property
     def declared(self) -> bool:
@@ -64,12 +83,12 @@ class ColumnSpec:
 
 # ---- builders -------------------------------------------------------------------------
 
-def scalar(name: str, type_: pa.DataType, *, always: bool = False) -> ColumnSpec:
-    return ColumnSpec(name, type_, Layout.SCALAR, always=always, numpy_dtype=type_.to_pandas_dtype().__name__)
+def scalar(name: str, dtype: str, *, always: bool = False) -> ColumnSpec:
+    return ColumnSpec(name, Layout.SCALAR, dtype, always=always)
 
 
 def status(slot: str) -> ColumnSpec:
-    return ColumnSpec(f"status.{slot}", pa.string(), Layout.STRING, always=True)
+    return ColumnSpec(f"status.{slot}", Layout.STRING, "str", always=True)
 
 
 def vector(name: str, shape: Sequence[int], *, semantic_suffix: str | None = None,
@@ -77,17 +96,15 @@ def vector(name: str, shape: Sequence[int], *, semantic_suffix: str | None = Non
     """Fixed-length float32 list; ``shape`` is the feature shape (e.g. [16, 16])."""
     check_observation_name(name, semantic_suffix)
     width = int(np.prod(shape))
-    return ColumnSpec(name, pa.list_(pa.float32()), Layout.VECTOR,
-                      feature={"dtype": "float32", "shape": list(shape)},
+    return ColumnSpec(name, Layout.VECTOR, feature={"dtype": "float32", "shape": list(shape)},
                       always=always, width=width)
 
 
 def sample_ns(name: str, semantic_suffix: str) -> ColumnSpec:
     """Scalar capture time of a latest-wins sample (0 = no sample in this row)."""
     check_observation_name(name, semantic_suffix)
-    return ColumnSpec(name, pa.int64(), Layout.SCALAR,
-                      feature={"dtype": "int64", "shape": [1], "encoding": "host_monotonic_ns"},
-                      numpy_dtype="int64")
+    return ColumnSpec(name, Layout.SCALAR, "int64",
+                      feature={"dtype": "int64", "shape": [1], "encoding": "host_monotonic_ns"})
 
 
 def force_matrix(name: str, encoding: str = fm.ROW_DIFF_QUANTIZED, scale: int = 10) -> ColumnSpec:
@@ -95,14 +112,14 @@ def force_matrix(name: str, encoding: str = fm.ROW_DIFF_QUANTIZED, scale: int = 
     if encoding == fm.ROW_DIFF_QUANTIZED:
         if not (isinstance(scale, int) and 1 <= scale <= 1000):
             raise ValueError(f"{name}: row_diff_quantized scale must be an integer 1..1000, got {scale!r}")
-        type_, dtype = pa.list_(pa.int16()), "int16"
+        dtype = "int16"
     elif encoding == fm.ROW_FLAT_RAW:
-        type_, dtype, scale = pa.list_(pa.float32()), "float32", 1
+        dtype, scale = "float32", 1
     else:
         raise ValueError(f"{name}: unknown force matrix encoding {encoding!r} (known: {fm.ENCODINGS})")
-    return ColumnSpec(name, type_, Layout.MATRIX,
+    return ColumnSpec(name, Layout.MATRIX, dtype,
                       feature={"dtype": dtype, "shape": list(fm.SHAPE), "encoding": encoding, "scale": scale},
-                      numpy_dtype=dtype, encoding=encoding, scale=scale)
+                      encoding=encoding, scale=scale)
 
 
 def trajectory(name: str, slam_spec: dict) -> tuple[ColumnSpec, ColumnSpec]:
@@ -111,47 +128,44 @@ def trajectory(name: str, slam_spec: dict) -> tuple[ColumnSpec, ColumnSpec]:
     ``slam_spec`` is the §6.6 per-column declaration (frame, frame_axes, time, owner,
     source_slot); it goes into the feature and the episode row's slam_specs."""
     check_observation_name(name, "slam_trajectory")
-    points = ColumnSpec(name, pa.list_(pa.float64()), Layout.LIST,
+    points = ColumnSpec(name, Layout.LIST, "float64",
                         feature={"dtype": "float64", "shape": [8],
                                  "encoding": "flat_points_8_txyz_qxyzw", **slam_spec},
-                        numpy_dtype="float64", extra={"slam_spec": slam_spec})
-    ns = ColumnSpec(name + "_ns", pa.list_(pa.int64()), Layout.LIST,
+                        extra={"slam_spec": slam_spec})
+    ns = ColumnSpec(name + "_ns", Layout.LIST, "int64",
                     feature={"dtype": "int64", "shape": [1],
-                             "encoding": "flat_parallel_to_slam_trajectory", "clock": "host_monotonic_ns"},
-                    numpy_dtype="int64")
+                             "encoding": "flat_parallel_to_slam_trajectory", "clock": "host_monotonic_ns"})
     return points, ns
 
 
 def imu() -> tuple[ColumnSpec, ColumnSpec]:
     """Stereo IMU window columns (§4.4): ``imu_ts_ns`` and ``observation.imu``."""
-    ts = ColumnSpec("imu_ts_ns", pa.list_(pa.int64()), Layout.LIST, numpy_dtype="int64")
-    samples = ColumnSpec("observation.imu", pa.list_(pa.list_(pa.float32())), Layout.NESTED,
-                         feature={"dtype": "float32", "shape": [6]}, width=6)
+    ts = ColumnSpec("imu_ts_ns", Layout.LIST, "int64")
+    samples = ColumnSpec("observation.imu", Layout.NESTED, feature={"dtype": "float32", "shape": [6]}, width=6)
     return ts, samples
 
 
 def key_columns() -> list[ColumnSpec]:
     """The columns every episode has (§3), in writing order; raw_hw_ns is conditional."""
     return [
-        scalar("episode_index", pa.int64(), always=True),
-        scalar("frame_index", pa.int64(), always=True),
-        scalar("timestamp", pa.float32(), always=True),
-        scalar("task_index", pa.int64(), always=True),
-        scalar("wall_time", pa.float64(), always=True),
-        scalar("hardware_ns", pa.int64(), always=True),
-        scalar("raw_hw_ns", pa.int64()),
-        ColumnSpec("action", pa.list_(pa.float32()), Layout.VECTOR,
-                   feature={"dtype": "float32", "shape": [1]}, always=True, width=1),
+        scalar("episode_index", "int64", always=True),
+        scalar("frame_index", "int64", always=True),
+        scalar("timestamp", "float32", always=True),
+        scalar("task_index", "int64", always=True),
+        scalar("wall_time", "float64", always=True),
+        scalar("hardware_ns", "int64", always=True),
+        scalar("raw_hw_ns", "int64"),
+        ColumnSpec("action", Layout.VECTOR, feature={"dtype": "float32", "shape": [1]}, always=True, width=1),
     ]
 
 
 def d435_forensics() -> list[ColumnSpec]:
     """D435 chain evidence columns (§4.3); top-level, not declared in features."""
     return [
-        scalar("depth_ns", pa.int64()), scalar("host_ns", pa.int64()),
-        scalar("rgb_dup", pa.int8()), scalar("rgb_gap", pa.int32()),
-        scalar("depth_dup", pa.int8()), scalar("depth_gap", pa.int32()),
-        scalar("ts_src", pa.int8()),
+        scalar("depth_ns", "int64"), scalar("host_ns", "int64"),
+        scalar("rgb_dup", "int8"), scalar("rgb_gap", "int32"),
+        scalar("depth_dup", "int8"), scalar("depth_gap", "int32"),
+        scalar("ts_src", "int8"),
     ]
 
 

@@ -42,3 +42,28 @@ class Declaration:
     def slam_specs(self) -> dict[str, dict]:
         """§7.2: trajectory column -> its frame/time/owner declaration."""
         return {c.name: dict(c.extra["slam_spec"]) for c in self.columns if "slam_spec" in c.extra}
+
+
+def declaration_to_json(decl: Declaration) -> dict:
+    """Serialisable form, kept in a staged episode so recovery can finish it alone."""
+    return {
+        "fps": decl.fps,
+        "columns": [c.to_json() for c in decl.columns],
+        "videos": [vars(v) for v in decl.videos],
+        "devices": [dict(d) for d in decl.devices],
+        "device_names": dict(decl.device_names),
+        "sensors": list(decl.sensors),
+        "calibration": {k: dict(v) for k, v in decl.calibration.items()},
+    }
+
+
+def declaration_from_json(doc: dict) -> Declaration:
+    return Declaration(
+        fps=float(doc["fps"]),
+        columns=tuple(ColumnSpec.from_json(c) for c in doc["columns"]),
+        videos=tuple(VideoSpec(**v) for v in doc["videos"]),
+        devices=tuple(doc["devices"]),
+        device_names=doc["device_names"],
+        sensors=tuple(doc["sensors"]),
+        calibration=doc["calibration"],
+    )

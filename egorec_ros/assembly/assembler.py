@@ -1,0 +1,265 @@
+"""The tick assembler: samples in, one row per tick out (§5.3, made exact).
+
+Rows are built on the grid t_i = t0 + i/fps. Row i is finalised once the clock passes
+t_i + D (the latency budget); only samples that *arrived* by t_i + D can be in it.
+Live recording advances the clock with the wall clock; replay (bags) advances it with
+each sample's recorded arrival time. Same samples -> same rows, in both modes.
+
+t0 is the stamp of the first master frame (after the episode start) near which every
+recorded video stream has a frame; a stream still silent after ``start_timeout`` is
+left out of the episode and reported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from egorec_ros.assembly import intake
+from egorec_ros.assembly.counts import StreamCounts
+from egorec_ros.assembly.queues import LatestQueue, Pending, VideoQueue, WindowQueue, stack
+from egorec_ros.assembly.sample import Sample
+from egorec_ros.assembly.tick_grid import TickGrid
+from egorec_ros.rig.kinds import StreamKind
+from egorec_ros.rig.model import Rig, StreamSpec
+
+MAX_REASONS = 5
+
+
+@dataclass(frozen=True)
+class AssemblyConfig:
+    latency_ms: float = 150.0        # D: a row waits this long for its samples
+    tolerance_ticks: float = 0.75    # a video frame is usable within this many ticks of its tick
+    silence_s: float = 1.0           # status.<id> turns "disconnected" after this silence
+    start_timeout_s: float = 3.0     # video streams silent this long after start are left out
+    finalize_margin_ms: float = 5.0  # live: finalise a little after the deadline (thread races)
+    wall_offset_ns: int = 0          # host clock + offset = Unix time (0: the host clock is Unix time)
+
+
+class AssemblyOutput(Protocol):
+    def begin(self, video_keys: list[str]) -> None:
+        """The episode starts; these video streams are recorded."""
+
+    def row(self, values: dict[str, Any], frames: dict[str, Any]) -> None:
+        """One finalised row: column values and one frame per recorded video stream."""
+
+
+@dataclass
+class _Stream:
+    spec: StreamSpec
+    queue: Any
+    shapes: dict[str, tuple[int, ...]]
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AssemblyReport:
+    rows: int
+    t0: int | None
+    video_keys: list[str]
+    missing_streams: list[str]
+    streams: dict[str, dict]
+    invalid_examples: dict[str, list[str]]
+    unknown_streams: dict[str, int]
+    finalize_lag_ns: np.ndarray
+
+    def drop_stats(self) -> dict:
+        """The episode row's drop_stats: where every sample went, per stream."""
+        out: dict[str, Any] = {"streams": self.streams}
+        for key in ("missing_streams", "invalid_examples", "unknown_streams"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
+
+
+class Assembler:
+    def __init__(self, rig: Rig, output: AssemblyOutput, *, start_ns: int,
+                 config: AssemblyConfig = AssemblyConfig()) -> None:
+        self.rig, self.output, self.config = rig, output, config
+        self.start_ns = int(start_ns)
+        period = int(1e9 / rig.fps)
+        self._period = period
+        self._latency = int(config.latency_ms * 1e6)
+        self._margin = int(config.finalize_margin_ms * 1e6)
+        self._tolerance = int(config.tolerance_ticks * period)
+        kinds = {d.id: d.kind for d in rig.devices}
+        self._streams: dict[str, _Stream] = {}
+        for sid, spec in rig.streams.items():
+            queue = {StreamKind.VIDEO: VideoQueue, StreamKind.DEPTH: VideoQueue,
+                     StreamKind.IMU: WindowQueue, StreamKind.TRAJECTORY: WindowQueue}.get(spec.kind)
+            q = queue() if queue else LatestQueue(period)
+            self._streams[sid] = _Stream(spec, q, intake.field_shapes(spec, kinds[spec.device]))
+        self._videos = [s for s in self._streams.values() if s.spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH)]
+        self._by_slot = {s.spec.slot: s for s in self._videos}
+        self._status: dict[str, list[_Stream]] = {}
+        for s in self._streams.values():
+            if s.spec.status:
+                self._status.setdefault(s.spec.status, []).append(s)
+        self._unknown: dict[str, int] = {}
+        self.grid: TickGrid | None = None
+        self.included: list[_Stream] = []
+        self.missing: list[str] = []
+        self.rows = 0
+        self.stop_ns: int | None = None
+        self._lags: list[int] = []
+
+    # ---- input ---------------------------------------------------------------------
+
+    def push(self, sample: Sample) -> None:
+        """Hand one sample over; rows whose deadline passed before it arrived are built first."""
+        self.advance(sample.arrival_ns)
+        s = self._streams.get(sample.stream)
+        if s is None:
+            self._unknown[sample.stream] = self._unknown.get(sample.stream, 0) + 1
+            return
+        s.queue.counts.received += 1
+        reason = intake.problem(sample, s.spec, s.shapes)
+        if reason is not None:
+            s.queue.counts.invalid += 1
+            if len(s.reasons) < MAX_REASONS:
+                s.reasons.append(f"stamp {sample.stamp_ns}: {reason}")
+            return
+        floor = self.grid.t0 - self._period if self.grid else self.start_ns - self._period
+        if sample.stamp_ns <= floor or (self.stop_ns is not None and sample.stamp_ns > self.stop_ns):
+            s.queue.counts.outside += 1
+            return
+        s.queue.add(Pending(sample.stamp_ns, sample.arrival_ns, sample.payload, sample.raw_stamp_ns))
+
+    # ---- clock ----------------------------------------------------------------------
+
+    def advance(self, now_ns: int) -> int:
+        """Finalise every row whose deadline (+ margin) is before ``now_ns``; returns rows built."""
+        if self.grid is None and not self._try_start(now_ns):
+            return 0
+        built = 0
+        while True:
+            t = self.grid.tick(self.rows)
+            if self.stop_ns is not None and t > self.stop_ns:
+                break
+            deadline = t + self._latency
+            if now_ns <= deadline + self._margin:
+                break
+            self._build_row(t, deadline)
+            self._lags.append(now_ns - deadline)
+            built += 1
+        return built
+
+    def finish(self, stop_ns: int) -> AssemblyReport:
+        """Build the remaining rows up to ``stop_ns`` (the episode end on the host clock)."""
+        self.stop_ns = int(stop_ns)
+        self.advance(2**62)
+        for s in self._streams.values():
+            s.queue.counts.outside += len(s.queue.pending)
+            s.queue.pending.clear()
+        return AssemblyReport(
+            rows=self.rows, t0=self.grid.t0 if self.grid else None,
+            video_keys=[s.spec.slot for s in self.included], missing_streams=self.missing,
+            streams={sid: s.queue.counts.to_json() for sid, s in self._streams.items()},
+            invalid_examples={sid: s.reasons for sid, s in self._streams.items() if s.reasons},
+            unknown_streams=dict(self._unknown), finalize_lag_ns=np.asarray(self._lags, dtype=np.int64))
+
+    @property
+    def horizon_ns(self) -> int:
+        """How long after a tick its row is finalised (latency budget + margin)."""
+        return self._latency + self._margin
+
+    def counts(self) -> dict[str, StreamCounts]:
+        return {sid: s.queue.counts for sid, s in self._streams.items()}
+
+    # ---- start ----------------------------------------------------------------------
+
+    def _try_start(self, now_ns: int) -> bool:
+        timed_out = now_ns > self.start_ns + int(self.config.start_timeout_s * 1e9) + self._latency
+        candidates = self._videos
+        if timed_out:
+            candidates = [s for s in self._videos if any(p.stamp > self.start_ns - self._tolerance
+                                                         for p in s.queue.pending)]
+            candidates = [s for s in candidates if s.spec.kind is StreamKind.VIDEO
+                          or s.spec.master in {c.spec.slot for c in candidates}]
+        if not self._videos or (timed_out and not candidates):
+            if not timed_out and self._videos:
+                return False
+            return self._start(self.start_ns, [])
+        master = next((s for s in candidates if s.spec.slot == self.rig.master_slot),
+                      next(s for s in candidates if s.spec.kind is StreamKind.VIDEO))
+        for m in master.queue.pending:
+            if m.stamp < self.start_ns:
+                continue
+            if m.stamp + self._latency + self._margin >= now_ns:
+                return False  # the next candidate's deadline has not passed yet
+            if m.arrival <= m.stamp + self._latency and all(
+                    self._has_frame_near(s, m.stamp) for s in candidates if s is not master):
+                return self._start(m.stamp, [master] + [s for s in candidates if s is not master])
+        return False
+
+    def _has_frame_near(self, s: _Stream, t: int) -> bool:
+        deadline = t + self._latency
+        return any(abs(p.stamp - t) <= self._tolerance and p.arrival <= deadline for p in s.queue.pending)
+
+    def _start(self, t0: int, included: list[_Stream]) -> bool:
+        self.grid = TickGrid.at(t0, self.rig.fps)
+        order = {id(s): i for i, s in enumerate(self._videos)}
+        self.included = sorted(included, key=lambda s: order[id(s)])
+        self.missing = [s.spec.id for s in self._videos if s not in included]
+        self._master = included[0] if included else None
+        for s in self._streams.values():
+            floor = t0 - (self._tolerance if s in included else self._period)
+            s.queue.drop_before(floor + 1)
+            if isinstance(s.queue, WindowQueue):
+                s.queue.closed_until = t0 - self._period
+        self.output.begin([s.spec.slot for s in self.included])
+        return True
+
+    # ---- rows -----------------------------------------------------------------------
+
+    def _build_row(self, t: int, deadline: int) -> None:
+        values: dict[str, Any] = {}
+        frames: dict[str, Any] = {}
+        chosen: dict[str, Pending] = {}
+        forensic = self.rig.forensic_slot
+        for s in self.included:
+            if s.spec.kind is StreamKind.DEPTH:
+                continue
+            frame, repeated, skipped = s.queue.take(t, deadline, self._tolerance)
+            frames[s.spec.slot], chosen[s.spec.slot] = frame.payload, frame
+            if s.spec.slot == forensic:
+                values.update(host_ns=frame.arrival, rgb_dup=int(repeated), rgb_gap=skipped,
+                              ts_src=int(frame.raw != 0))
+        for s in self.included:
+            if s.spec.kind is not StreamKind.DEPTH:
+                continue
+            anchor = chosen[s.spec.master].stamp
+            frame, repeated, skipped = s.queue.take(anchor, deadline, self._tolerance)
+            frames[s.spec.slot] = frame.payload
+            if s.spec.master == forensic:
+                values.update(depth_ns=frame.stamp, depth_dup=int(repeated), depth_gap=skipped)
+        if self._master is not None:
+            master = chosen[self._master.spec.slot]
+            values["hardware_ns"] = master.stamp
+            if master.raw:
+                values["raw_hw_ns"] = master.raw
+        for s in self._streams.values():
+            kind = s.spec.kind
+            if kind is StreamKind.LATEST:
+                p = s.queue.take(t, deadline)
+                if p is not None:
+                    for field_name, column in s.spec.columns.items():
+                        values[column] = p.payload[field_name]
+                    if s.spec.ns_column:
+                        values[s.spec.ns_column] = p.stamp
+            elif kind in (StreamKind.IMU, StreamKind.TRAJECTORY):
+                items = s.queue.take(t, deadline)
+                if items:
+                    key = "samples" if kind is StreamKind.IMU else "points"
+                    ts = "ts" if kind is StreamKind.IMU else "ns"
+                    values[s.spec.columns[key]] = stack(items, "float32" if kind is StreamKind.IMU else "float64")
+                    values[s.spec.columns[ts]] = np.fromiter((p.stamp for p in items), np.int64, len(items))
+        silence = int(self.config.silence_s * 1e9)
+        for status, streams in self._status.items():
+            alive = any(s.queue.last_alive >= t - silence for s in streams)
+            values[f"status.{status}"] = "connected" if alive else "disconnected"
+        values["timestamp"] = (t - self.grid.t0) / 1e9
+        values["wall_time"] = (t + self.config.wall_offset_ns) / 1e9
+        self.output.row(values, frames)
+        self.rows += 1

@@ -1,0 +1,61 @@
+"""Checking a sample against its stream before it can reach a row: a bad sample is a
+counted, reported drop (with its reason), never an exception in the tick loop and
+never a value that breaks the writer."""
+from __future__ import annotations
+
+import numpy as np
+
+from egorec_ros.assembly.sample import LazyFrame, Sample
+from egorec_ros.rig.kinds import DEVICE_KINDS, StreamKind
+from egorec_ros.rig.model import StreamSpec
+
+
+def field_shapes(spec: StreamSpec, device_kind: str) -> dict[str, tuple[int, ...]]:
+    role = DEVICE_KINDS[device_kind][spec.role]
+    return {f.name: f.shape for f in role.fields}
+
+
+def problem(sample: Sample, spec: StreamSpec, shapes: dict[str, tuple[int, ...]]) -> str | None:
+    """Why ``sample`` cannot be used, or None if it can."""
+    if sample.stamp_ns <= 0:
+        return "zero or negative stamp"
+    p = sample.payload
+    if spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH):
+        if isinstance(p, LazyFrame):
+            return None  # decoded (and checked) by the encoder, which substitutes bad frames
+        if not isinstance(p, np.ndarray):
+            return f"frame payload is {type(p).__name__}, not an ndarray"
+        want = (int(spec.source.get("height", 0)), int(spec.source.get("width", 0)))
+        if p.shape[:2] != want:
+            return f"frame is {p.shape[1]}x{p.shape[0]}, stream is {want[1]}x{want[0]}"
+        if spec.kind is StreamKind.DEPTH and (p.dtype != np.uint16 or p.ndim != 2):
+            return f"depth must be HxW uint16 mm, got {p.dtype} {p.shape}"
+        if spec.kind is StreamKind.VIDEO and (p.dtype != np.uint8 or p.ndim not in (2, 3)
+                                               or (p.ndim == 3 and p.shape[2] != 3)):
+            return f"video must be HxWx3 or HxW uint8, got {p.dtype} {p.shape}"
+        return None
+    if spec.kind is StreamKind.IMU:
+        return _array_problem(p, (6,), "imu")
+    if spec.kind is StreamKind.TRAJECTORY:
+        return _array_problem(p, (8,), "trajectory point")
+    if not isinstance(p, dict):
+        return f"payload is {type(p).__name__}, not a dict of fields"
+    missing = [f for f in spec.columns if f not in p]
+    if missing:
+        return f"missing fields {missing}"
+    for name in spec.columns:
+        reason = _array_problem(p[name], shapes[name], name)
+        if reason:
+            return reason
+    return None
+
+
+def _array_problem(value: object, shape: tuple[int, ...], what: str) -> str | None:
+    a = np.asarray(value)
+    if a.size != int(np.prod(shape)):
+        return f"{what} has {a.size} values, expected {int(np.prod(shape))} {shape}"
+    if a.dtype.kind not in "fiu":
+        return f"{what} has dtype {a.dtype}"
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        return f"{what} contains NaN or inf"
+    return None

@@ -1,0 +1,25 @@
+"""The assembler's output wired to an episode writer: the episode is begun when the
+assembler knows which video streams it records, then every row is appended."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from egorec_ros.rig.declare import declaration
+from egorec_ros.rig.model import Rig
+from egorec_ros.store import EpisodeWriter, TaskWriter
+
+
+class EpisodeOutput:
+    def __init__(self, writer: TaskWriter, rig: Rig, *, task: str | None = None,
+                 created_at: float | None = None) -> None:
+        self._writer, self._rig, self._task, self._created_at = writer, rig, task, created_at
+        self.episode: EpisodeWriter | None = None
+
+    def begin(self, video_keys: list[str]) -> None:
+        decl = declaration(self._rig)
+        decl = dataclasses.replace(decl, videos=tuple(v for v in decl.videos if v.key in video_keys))
+        self.episode = self._writer.begin(decl, task=self._task, created_at=self._created_at)
+
+    def row(self, values: dict[str, Any], frames: dict[str, Any]) -> None:
+        self.episode.append(values, frames)

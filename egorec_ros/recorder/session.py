@@ -1,0 +1,140 @@
+"""Live recording: samples arrive from any thread (drivers, ROS callbacks, simulated
+devices); one tick thread owns the assembler, builds each row at t_i + D and hands it
+to the episode writer, whose encoders and row sink run on their own threads.
+
+The ROS recorder node and ``egorec record --sim`` both drive this class; it knows
+nothing about ROS.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
+from egorec_ros.assembly.sample import Sample
+from egorec_ros.recorder.episode_output import EpisodeOutput
+from egorec_ros.rig.model import Rig
+from egorec_ros.store import EpisodeResult, TaskWriter
+
+TICK_SLEEP_S = 0.004
+
+
+@dataclass
+class _Episode:
+    assembler: Assembler
+    output: EpisodeOutput
+    stop_ns: int | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    result: EpisodeResult | None = None
+    report: AssemblyReport | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class RecorderStatus:
+    recording: bool
+    rows: int
+    received: dict[str, int]
+    dropped: dict[str, int]       # repeated + skipped + late + invalid, per stream
+    backlog: dict[str, int]
+    idle_samples: int
+
+
+class Recorder:
+    def __init__(self, rig: Rig, writer: TaskWriter, *, config: AssemblyConfig = AssemblyConfig(),
+                 clock: Callable[[], int] = time.time_ns) -> None:
+        self.rig, self.writer, self.config, self.clock = rig, writer, config, clock
+        self._inbox: queue.SimpleQueue[Sample] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._episode: _Episode | None = None
+        self._idle = 0
+        self._running = True
+        self._thread = threading.Thread(target=self._loop, name="egorec-tick", daemon=True)
+        self._thread.start()
+
+    # ---- any thread -------------------------------------------------------------------
+
+    def on_sample(self, sample: Sample) -> None:
+        self._inbox.put(sample)
+
+    def start_episode(self, *, task: str | None = None) -> None:
+        with self._lock:
+            if self._episode is not None:
+                raise RuntimeError("an episode is already being recorded; stop it first")
+            now = self.clock()
+            output = EpisodeOutput(self.writer, self.rig, task=task,
+                                   created_at=(now + self.config.wall_offset_ns) / 1e9)
+            self._episode = _Episode(Assembler(self.rig, output, start_ns=now, config=self.config), output)
+
+    def stop_episode(self, timeout_s: float = 60.0) -> tuple[EpisodeResult | None, AssemblyReport]:
+        """Ends the episode at the current time; returns once it is committed."""
+        with self._lock:
+            episode = self._episode
+            if episode is None:
+                raise RuntimeError("no episode is being recorded")
+            episode.stop_ns = self.clock()
+        if not episode.done.wait(timeout_s):
+            raise TimeoutError(f"episode did not finish within {timeout_s} s")
+        if episode.error is not None:
+            raise episode.error
+        return episode.result, episode.report
+
+    def status(self) -> RecorderStatus:
+        with self._lock:
+            episode = self._episode
+        counts = episode.assembler.counts() if episode else {}
+        backlog = episode.output.episode.backlog if episode and episode.output.episode else {}
+        return RecorderStatus(
+            recording=episode is not None, rows=episode.assembler.rows if episode else 0,
+            received={k: c.received for k, c in counts.items()},
+            dropped={k: c.repeated + c.skipped + c.late + c.invalid for k, c in counts.items()},
+            backlog=backlog, idle_samples=self._idle)
+
+    def close(self) -> None:
+        if self._episode is not None:
+            self.stop_episode()
+        self._running = False
+        self._thread.join()
+
+    # ---- tick thread ----------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while self._running:
+            batch = []
+            while True:
+                try:
+                    batch.append(self._inbox.get_nowait())
+                except queue.Empty:
+                    break
+            batch.sort(key=lambda s: s.arrival_ns)  # threads may hand samples over out of order
+            with self._lock:
+                episode = self._episode
+            if episode is None:
+                self._idle += len(batch)
+            else:
+                self._step(episode, batch)
+            time.sleep(TICK_SLEEP_S)
+
+    def _step(self, episode: _Episode, batch: list[Sample]) -> None:
+        try:
+            for sample in batch:
+                episode.assembler.push(sample)
+            now = self.clock()
+            episode.assembler.advance(now)
+            stop = episode.stop_ns
+            if stop is not None and now > stop + episode.assembler.horizon_ns:
+                episode.report = episode.assembler.finish(stop)
+                if episode.output.episode is not None:
+                    episode.result = episode.output.episode.end(episode.report.drop_stats())
+                self._finish(episode)
+        except BaseException as exc:  # the episode fails, the recorder keeps running
+            episode.error = exc
+            self._finish(episode)
+
+    def _finish(self, episode: _Episode) -> None:
+        with self._lock:
+            self._episode = None
+        episode.done.set()

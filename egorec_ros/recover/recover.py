@@ -1,0 +1,164 @@
+"""`egorec recover`: what to do with episodes staged by a run that did not finish.
+
+* commit point passed (data file in place): finish the commit (roll forward);
+* otherwise, by default: set the staged data aside under ``.set_aside/`` and recycle
+  the number — the spec's rule for aborted episodes (§1.3);
+* with ``salvage``: keep the rows the journal holds and the frames the videos hold,
+  cut to the shorter, and commit them as a complete, valid episode.
+
+Nothing is deleted: set-aside data stays on disk for a human to look at.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from egorec_ros.codecs.probe import count_frames, trim_video
+from egorec_ros.layout.lock import TaskLock
+from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.layout.recycle import write_recycled
+from egorec_ros.schema.columns import Layout
+from egorec_ros.schema.episode_row import write_episode_row
+from egorec_ros.schema.stats import FeatureStats
+from egorec_ros.store import metadata
+from egorec_ros.store.commit import commit_staged
+from egorec_ros.store.journal import read_journal
+from egorec_ros.store.row_sink import DATA_FILE, parquet_options
+from egorec_ros.store.staging import EPISODE_ROW, MANIFEST, Manifest
+
+
+@dataclass(frozen=True)
+class StagedEpisode:
+    episode_index: int
+    folder: Path
+    committed: bool          # the data file is in place: only metadata is missing
+    journal_rows: int | None
+    video_frames: dict[str, int]
+
+    def describe(self) -> str:
+        if self.committed:
+            return f"episode {self.episode_index}: committed, metadata update interrupted (will be completed)"
+        frames = ", ".join(f"{k} {v}" for k, v in self.video_frames.items()) or "no videos"
+        return (f"episode {self.episode_index}: interrupted while recording; {self.journal_rows or 0} rows "
+                f"journaled; readable frames: {frames} ({self.folder.name})")
+
+
+@dataclass(frozen=True)
+class Action:
+    episode_index: int
+    action: str              # "completed" | "salvaged" | "set_aside"
+    rows: int
+    detail: str
+
+
+def inspect_staged(task_dir: Path) -> list[StagedEpisode]:
+    paths = _paths(task_dir)
+    out = []
+    for index, folder in paths.list_staged():
+        committed = paths.data(paths.number(index)).exists()
+        rows, frames = None, {}
+        if not committed and (folder / MANIFEST).exists():
+            manifest = Manifest.read(folder)
+            table, _ = read_journal(folder, manifest.declaration.columns)
+            rows = 0 if table is None else table.num_rows
+            for key in manifest.video_extensions:
+                f = folder / manifest.video_file(key)
+                frames[key] = _readable_frames(f)
+        out.append(StagedEpisode(index, folder, committed, rows, frames))
+    return out
+
+
+def recover(task_dir: str | Path, *, salvage: bool = False) -> list[Action]:
+    task_dir = Path(task_dir)
+    with TaskLock(task_dir):
+        paths = _paths(task_dir)
+        actions = []
+        for staged in inspect_staged(task_dir):
+            if staged.committed:
+                commit_staged(paths, staged.folder, rebuild_stats=True)
+                actions.append(Action(staged.episode_index, "completed", -1, "finished the interrupted commit"))
+            elif salvage and (staged.folder / MANIFEST).exists():
+                actions.append(_salvage(paths, staged))
+            else:
+                actions.append(_set_aside(paths, staged, "set aside; number recycled"))
+        return actions
+
+
+def _salvage(paths: TaskPaths, staged: StagedEpisode) -> Action:
+    folder = staged.folder
+    manifest = Manifest.read(folder)
+    table, notes = read_journal(folder, manifest.declaration.columns)
+    rows = min([0 if table is None else table.num_rows, *staged.video_frames.values()])
+    if rows == 0:
+        return _set_aside(paths, staged, "nothing to salvage (no complete row group / frames); set aside")
+    for key in manifest.video_extensions:
+        src = folder / manifest.video_file(key)
+        trimmed = folder / f".trimmed-{manifest.video_file(key)}"
+        kept = trim_video(src, trimmed, rows)
+        if kept != rows:
+            raise RuntimeError(f"{src}: trimmed to {kept} frames, expected {rows}")
+        trimmed.replace(src)
+    table = table.slice(0, rows)
+    specs = [c for c in manifest.declaration.columns if c.name in table.column_names]
+    for stale in (folder / DATA_FILE, folder / "data.before-extend.parquet"):
+        stale.unlink(missing_ok=True)
+    pq.write_table(table, folder / DATA_FILE, row_group_size=64, **parquet_options(specs))
+    lost = {"journal_rows": staged.journal_rows, "video_frames": staged.video_frames, "kept_rows": rows}
+    drops = {"salvaged": {**lost, "notes": notes}}
+    write_episode_row(folder / EPISODE_ROW, manifest.episode_row(rows, table.column_names, drops,
+                                                                _table_stats(table, specs).to_json()))
+    commit_staged(paths, folder, rebuild_stats=True)
+    return Action(staged.episode_index, "salvaged", rows, f"kept {rows} rows; {lost}")
+
+
+def _set_aside(paths: TaskPaths, staged: StagedEpisode, detail: str) -> Action:
+    """Move the staged folder, and any files already moved into place for that number,
+    to ``.set_aside/``; recycle the number."""
+    n = paths.number(staged.episode_index)
+    dest = paths.set_aside / f"{staged.folder.name}-{time.strftime('%Y%m%dT%H%M%S')}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(staged.folder), dest)
+    info = metadata.read_info(paths) or {}
+    strays = [paths.episode_row(n)] + [paths.video(n, k, e) for k, e in info.get("video_extensions", {}).items()]
+    if (dest / MANIFEST).exists():
+        m = Manifest.read(dest)
+        strays += [paths.video(n, k, e) for k, e in m.video_extensions.items()]
+    for stray in strays:
+        if stray.exists():
+            shutil.move(str(stray), dest / f"moved-{stray.parent.name}-{stray.name}")
+    write_recycled(paths.recycled, n.index)
+    return Action(n.index, "set_aside", 0, f"{detail} -> {dest.relative_to(paths.root)}")
+
+
+def _readable_frames(path: Path) -> int:
+    try:
+        return count_frames(path)
+    except Exception:  # a file torn before its first fragment holds no readable frame
+        return 0
+
+
+def _table_stats(table: pa.Table, specs) -> FeatureStats:
+    """Stats of salvaged rows. The journal no longer knows which rows carried a sample,
+    so rows whose vector is all zeros count as "no sample" (the §5.5 default)."""
+    stats = FeatureStats()
+    for c in specs:
+        if not c.declared or not c.name.startswith("observation."):
+            continue
+        col = table.column(c.name).combine_chunks()
+        if c.layout is Layout.VECTOR:
+            values = col.flatten().to_numpy(zero_copy_only=False).reshape(-1, c.width)
+            stats.add(c.name, values[np.any(values != 0, axis=1)])
+        elif c.layout is Layout.NESTED:
+            stats.add(c.name, col.flatten().flatten().to_numpy(zero_copy_only=False).reshape(-1, c.width))
+    return stats
+
+
+def _paths(task_dir: Path) -> TaskPaths:
+    info = metadata.read_info(TaskPaths(Path(task_dir)))
+    return TaskPaths.from_info(Path(task_dir), info) if info else TaskPaths(Path(task_dir))

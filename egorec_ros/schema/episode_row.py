@@ -1,0 +1,61 @@
+"""meta/episodes rows (§7): one row per episode, with the per-episode authority for
+force-matrix scale (force_matrix_specs) and SLAM frames (slam_specs, §7.2).
+
+``stats`` (JSON) is our additive column: the episode's own feature statistics, so
+stats.json can be rebuilt exactly after a deletion or a recovery.
+Missing columns read from older rows get their defaults (§7.2 last bullet).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+EPISODE_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
+    "episode_index": (pa.int64(), 0),
+    "task_index": (pa.int64(), 0),
+    "start_frame_index": (pa.int64(), 0),
+    "end_frame_index": (pa.int64(), 0),
+    "length": (pa.int64(), 0),
+    "created_at": (pa.float64(), 0.0),
+    "duration_sec": (pa.float64(), 0.0),
+    "drop_stats": (pa.string(), "{}"),
+    "video_codec": (pa.string(), "{}"),
+    "calibration": (pa.string(), "{}"),
+    "force_matrix_specs": (pa.string(), "{}"),
+    "slam_specs": (pa.string(), "{}"),
+    "stats": (pa.string(), "{}"),
+}
+JSON_COLUMNS = ("drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs", "stats")
+
+
+def episode_row_table(values: Mapping[str, Any]) -> pa.Table:
+    unknown = set(values) - set(EPISODE_COLUMNS)
+    if unknown:
+        raise KeyError(f"unknown episode row columns {sorted(unknown)}")
+    cols = {}
+    for name, (type_, default) in EPISODE_COLUMNS.items():
+        v = values.get(name, default)
+        if name in JSON_COLUMNS and not isinstance(v, str):
+            v = json.dumps(v, ensure_ascii=False, sort_keys=True)
+        cols[name] = pa.array([v], type_)
+    return pa.table(cols)
+
+
+def write_episode_row(path: Path, values: Mapping[str, Any]) -> None:
+    pq.write_table(episode_row_table(values), path, compression="zstd")
+
+
+def read_episode_row(path: Path) -> dict[str, Any]:
+    """One episode row as a dict, JSON columns parsed, missing columns defaulted."""
+    row = pq.read_table(path).to_pylist()
+    if len(row) != 1:
+        raise ValueError(f"{path}: an episode row file holds exactly one row, found {len(row)}")
+    out = {name: row[0].get(name, default) for name, (_, default) in EPISODE_COLUMNS.items()}
+    for name in JSON_COLUMNS:
+        out[name] = json.loads(out[name] or "{}")
+    out |= {k: v for k, v in row[0].items() if k not in out}
+    return out

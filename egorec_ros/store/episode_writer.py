@@ -1,0 +1,141 @@
+"""One episode being written: rows go to a background row sink, frames to background
+encoders, both into the staging folder; ``end`` verifies and commits, ``abort``
+frees the number. Created by ``TaskWriter.begin``."""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from egorec_ros.layout.numbering import EpisodeNumber
+from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.layout.recycle import write_recycled
+from egorec_ros.schema.episode_row import write_episode_row
+from egorec_ros.store.commit import commit_staged
+from egorec_ros.store.row_buffer import RowBuffer, check_row
+from egorec_ros.store.row_sink import RowSink
+from egorec_ros.store.staging import EPISODE_ROW, Manifest
+from egorec_ros.store.videos import EpisodeVideos
+
+FLUSH_ROWS = 60                 # a row group every 2 s at 30 fps: the most a crash can cost
+FLUSH_BYTES = 64 * 1024 * 1024  # ... or sooner when rows are big (force matrices)
+
+
+class EmptyEpisodeError(RuntimeError):
+    """end() on an episode without rows; the number was recycled."""
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    number: EpisodeNumber
+    rows: int
+    data_path: Path
+    video_paths: dict[str, Path]
+    drop_stats: dict
+    commit_seconds: float       # from end() to committed
+    schema_rewrites: int
+
+
+class EpisodeWriter:
+    def __init__(self, paths: TaskPaths, number: EpisodeNumber, manifest: Manifest, videos: EpisodeVideos,
+                 folder: Path, on_close: Callable[[], None]) -> None:
+        self.paths, self.number, self.manifest, self.folder = paths, number, manifest, folder
+        self.decl = manifest.declaration
+        self._specs = {c.name: c for c in self.decl.columns}
+        self._videos = videos
+        self._sink = RowSink(folder, self.decl.columns)
+        self._buffer = RowBuffer(self.decl.columns)
+        self._on_close = on_close
+        self.rows = 0
+        self._closed = False
+
+    @property
+    def index(self) -> int:
+        return self.number.index
+
+    @property
+    def video_keys(self) -> frozenset[str]:
+        return self._videos.keys
+
+    @property
+    def backlog(self) -> dict[str, int]:
+        """Queued work: rows waiting for the row sink (in buffers) and frames per encoder."""
+        return {"rows": self._sink.backlog, **self._videos.backlog}
+
+    def append(self, row: Mapping[str, Any], frames: Mapping[str, Any] | None = None) -> None:
+        """Add one row. ``row`` maps column -> value (None or missing = no sample); ``frames``
+        maps every recorded video key to its frame for this row (ndarray or LazyFrame)."""
+        self._check_open()
+        check_row(row, self._specs)
+        frames = frames or {}
+        if frames.keys() != self._videos.keys:
+            raise ValueError(f"row {self.rows}: frames for {sorted(frames)} but the episode records "
+                             f"{sorted(self._videos.keys)}; every recorded stream needs its frame in every row")
+        t = self.rows / self.decl.fps
+        full = dict(row)
+        full["episode_index"] = self.index
+        full["frame_index"] = self.rows
+        full["task_index"] = self.manifest.task_index
+        full.setdefault("timestamp", t)
+        full.setdefault("wall_time", self.manifest.created_at + t)
+        full.setdefault("hardware_ns", 0)
+        self._videos.submit(frames)
+        self._buffer.append(full)
+        self.rows += 1
+        if self._buffer.rows >= FLUSH_ROWS or self._buffer.nbytes >= FLUSH_BYTES:
+            self._flush()
+
+    def end(self, drop_stats: Mapping | None = None) -> EpisodeResult:
+        """Flush, verify frames == rows for every video, and commit."""
+        self._check_open()
+        started = time.perf_counter()
+        if self.rows == 0:
+            self.abort()
+            raise EmptyEpisodeError(f"episode {self.index} has no rows; nothing was written and its number is recycled")
+        self._closed = True
+        try:
+            self._flush()
+            sink = self._sink.finish()
+            if sink.rows != self.rows:
+                raise RuntimeError(f"row sink wrote {sink.rows} rows, expected {self.rows}")
+            videos = self._videos.close(self.rows)
+            drops = dict(drop_stats or {})
+            substituted = {k: v.substituted for k, v in videos.items() if v.substituted}
+            if substituted:
+                drops["substituted_frames"] = substituted
+            write_episode_row(self.folder / EPISODE_ROW,
+                              self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()))
+            commit_staged(self.paths, self.folder)
+        except BaseException as exc:
+            raise RuntimeError(f"episode {self.index} could not be committed ({exc}); its data is kept in "
+                               f"{self.folder}: run `egorec recover {self.paths.root}`") from exc
+        finally:
+            self._on_close()
+        n = self.number
+        return EpisodeResult(n, self.rows, self.paths.data(n),
+                             {k: self.paths.video(n, k, e) for k, e in self.manifest.video_extensions.items()},
+                             drops, time.perf_counter() - started, sink.schema_rewrites)
+
+    def abort(self) -> None:
+        """Discard the episode on the user's request and free its number (§1.3)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sink.abort()
+            self._videos.abort()
+            shutil.rmtree(self.folder, ignore_errors=True)
+            write_recycled(self.paths.recycled, self.index)
+        finally:
+            self._on_close()
+
+    def _flush(self) -> None:
+        if self._buffer.rows:
+            self._sink.put(self._buffer)
+            self._buffer = RowBuffer(self.decl.columns)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"episode {self.index} is already ended or aborted")

@@ -1,0 +1,149 @@
+"""The background half of the data parquet: Arrow conversion, the crash journal, the
+parquet row groups and the feature statistics, on one thread off the caller's.
+
+The parquet schema is the set of columns seen so far (§5.5 column-level sparsity).
+When a column first appears after row groups were written, the file is rewritten
+once with the new column defaulted in the earlier rows; it happens on this thread,
+so the caller never waits, and in practice only in the first seconds.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from egorec_ros.schema.columns import ColumnSpec, Layout
+from egorec_ros.schema.stats import FeatureStats
+from egorec_ros.store.journal import Journal
+from egorec_ros.store.row_buffer import RowBuffer
+
+DATA_FILE = "data.parquet"
+
+
+def parquet_options(specs: Sequence[ColumnSpec]) -> dict:
+    """zstd everywhere (DESIGN); dictionaries only for the status strings; min/max
+    statistics only for scalar columns, where readers can use them (on the big list
+    columns they cost time and help nobody)."""
+    return {
+        "compression": "zstd",
+        "use_dictionary": [c.name for c in specs if c.layout is Layout.STRING],
+        "write_statistics": [c.name for c in specs if c.layout in (Layout.SCALAR, Layout.STRING)],
+        "write_batch_size": 1 << 16,
+    }
+
+
+@dataclass
+class SinkResult:
+    path: Path
+    rows: int
+    present: list[str]
+    stats: FeatureStats
+    schema_rewrites: int
+
+
+class RowSink:
+    def __init__(self, folder: Path, columns: Sequence[ColumnSpec]) -> None:
+        self.folder = Path(folder)
+        self.columns = tuple(columns)
+        self.path = self.folder / DATA_FILE
+        self.stats = FeatureStats()
+        self.rows = 0
+        self.schema_rewrites = 0
+        self._seen: set[str] = {c.name for c in self.columns if c.always}
+        self._present: list[ColumnSpec] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._journal = Journal(self.folder)
+        self._queue: queue.Queue[RowBuffer | None] = queue.Queue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"rows:{self.folder.name}", daemon=True)
+        self._thread.start()
+
+    @property
+    def backlog(self) -> int:
+        return self._queue.qsize()
+
+    def put(self, buffer: RowBuffer) -> None:
+        self._raise_if_failed()
+        self._queue.put(buffer)
+
+    def finish(self) -> SinkResult:
+        self._queue.put(None)
+        self._thread.join()
+        self._raise_if_failed()
+        return SinkResult(self.path, self.rows, [c.name for c in self._present], self.stats, self.schema_rewrites)
+
+    def abort(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise RuntimeError(f"writing rows of {self.folder} failed: {self._error}") from self._error
+
+    def _run(self) -> None:
+        try:
+            while (buffer := self._queue.get()) is not None:
+                self._write(buffer)
+            if self._writer is not None:
+                self._writer.close()
+        except BaseException as exc:  # surfaced on the caller's next put/finish
+            self._error = exc
+            while self._queue.get() is not None:  # drain so put() never blocks
+                pass
+        finally:
+            self._journal.close()
+
+    def _write(self, buffer: RowBuffer) -> None:
+        self._seen |= buffer.seen
+        present = [c for c in self.columns if c.name in self._seen]
+        table = pa.Table.from_arrays([c.to_arrow(buffer.values[c.name]) for c in present],
+                                     schema=_schema(present))
+        self._journal.write(table)
+        if self._writer is None:
+            self._open(present)
+        elif len(present) != len(self._present):
+            self._extend(present)
+        self._writer.write_table(table, row_group_size=table.num_rows)
+        self.rows += table.num_rows
+        self._accumulate(buffer, present)
+
+    def _open(self, present: list[ColumnSpec]) -> None:
+        self._present = present
+        self._writer = pq.ParquetWriter(self.path, _schema(present), **parquet_options(present))
+
+    def _extend(self, present: list[ColumnSpec]) -> None:
+        """Rewrite what is on disk with the new columns defaulted, row group by row group."""
+        self._writer.close()
+        old = self.path.with_name("data.before-extend.parquet")
+        self.path.replace(old)
+        self._open(present)
+        source = pq.ParquetFile(old)
+        for i in range(source.num_row_groups):
+            group = source.read_row_group(i)
+            arrays = [group.column(c.name) if c.name in group.column_names else c.to_arrow([None] * group.num_rows)
+                      for c in present]
+            self._writer.write_table(pa.Table.from_arrays(arrays, schema=_schema(present)))
+        old.unlink()
+        self.schema_rewrites += 1
+
+    def _accumulate(self, buffer: RowBuffer, present: list[ColumnSpec]) -> None:
+        for c in present:
+            if not c.declared or not c.name.startswith("observation."):
+                continue
+            vals = [v for v in buffer.values[c.name] if v is not None]
+            if not vals:
+                continue
+            if c.layout is Layout.VECTOR:
+                self.stats.add(c.name, np.stack([np.asarray(v, np.float32).reshape(-1) for v in vals]))
+            elif c.layout is Layout.NESTED:
+                self.stats.add(c.name, np.concatenate([np.asarray(v, np.float32).reshape(-1, c.width) for v in vals]))
+
+
+def _schema(specs: Sequence[ColumnSpec]) -> pa.Schema:
+    return pa.schema([pa.field(c.name, c.type) for c in specs])

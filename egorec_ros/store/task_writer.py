@@ -1,0 +1,127 @@
+"""The writing side of a task directory: the lock, episode numbering (§1.3), and
+episode lifecycle (begin / delete). One TaskWriter per task dir at a time."""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from egorec_ros.codecs.video import VideoCodec
+from egorec_ros.layout import atomic
+from egorec_ros.layout.lock import TaskLock
+from egorec_ros.layout.numbering import DEFAULT_CHUNKS_SIZE, EpisodeNumber
+from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.layout.recycle import read_recycled
+from egorec_ros.schema import info as info_json
+from egorec_ros.schema import tasks
+from egorec_ros.schema.declaration import Declaration
+from egorec_ros.store import metadata
+from egorec_ros.store.episode_writer import EpisodeWriter
+from egorec_ros.store.staging import Manifest
+from egorec_ros.store.videos import EpisodeVideos
+
+
+class UnfinishedEpisodesError(RuntimeError):
+    """The task dir holds staged episodes from a crash; recover them first."""
+
+
+class TaskWriter:
+    def __init__(self, task_dir: str | Path, *, task_name: str | None = None,
+                 chunks_size: int = DEFAULT_CHUNKS_SIZE, codec: VideoCodec | None = None,
+                 depth_container: str = "mp4") -> None:
+        root = Path(task_dir)
+        root.mkdir(parents=True, exist_ok=True)
+        self._lock = TaskLock(root).acquire()
+        try:
+            info = metadata.read_info(TaskPaths(root))
+            if info is not None and info.get("format") != info_json.FORMAT:
+                raise ValueError(f"{root}: info.json format is {info.get('format')!r}, not "
+                                 f"{info_json.FORMAT!r}; refusing to add episodes to it")
+            self.paths = TaskPaths.from_info(root, info) if info else TaskPaths(root, chunks_size)
+            staged = self.paths.list_staged()
+            if staged:
+                raise UnfinishedEpisodesError(
+                    f"{root} holds {len(staged)} unfinished episode(s) from an interrupted run "
+                    f"({', '.join(p.name for _, p in staged)}); run `egorec recover {root}` to set them "
+                    f"aside (their numbers are recycled) or `egorec recover --salvage {root}` to keep "
+                    "the rows written before the interruption")
+        except BaseException:
+            self._lock.release()
+            raise
+        self.task_name = (info or {}).get("task_name") or task_name or root.name
+        self.codec = codec or VideoCodec()
+        self.depth_container = depth_container
+        self._current: EpisodeWriter | None = None
+
+    def next_number(self) -> EpisodeNumber:
+        """The recycled number if one is free, else one past every number ever used."""
+        info = metadata.read_info(self.paths) or {}
+        used = [n.index for n in self.paths.list_episodes()] + [i for i, _ in self.paths.list_staged()]
+        high = max([int(info.get("total_episodes", 0)), *used])
+        recycled = read_recycled(self.paths.recycled)
+        if recycled is not None and recycled > int(info.get("total_episodes", 0)) and recycled not in used:
+            return self.paths.number(recycled)
+        return self.paths.number(high + 1)
+
+    def begin(self, decl: Declaration, *, task: str | None = None, created_at: float | None = None) -> EpisodeWriter:
+        if self._current is not None:
+            raise RuntimeError(f"episode {self._current.index} is still open; end or abort it first")
+        number = self.next_number()
+        folder = self.paths.staging(number)
+        folder.mkdir()
+        task_text = task or self.task_name
+        try:
+            videos = EpisodeVideos(folder, decl.videos, decl.fps, self.codec, self.depth_container)
+            manifest = Manifest(number.index, task_text, tasks.task_index(self.paths.tasks, task_text), self.task_name,
+                                time.time() if created_at is None else created_at, decl,
+                                videos.extensions, _codec_description(self.codec, videos.extensions, decl))
+            manifest.write(folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        self._current = EpisodeWriter(self.paths, number, manifest, videos, folder, self._closed)
+        return self._current
+
+    def delete(self, episode_index: int) -> None:
+        """Remove a committed episode. Its number is never reused (total_episodes keeps
+        the high-water mark); stats.json is rebuilt without it."""
+        n = self.paths.number(episode_index)
+        data = self.paths.data(n)
+        if not data.exists():
+            raise FileNotFoundError(f"{self.paths.root}: episode {episode_index} does not exist ({data})")
+        info = metadata.read_info(self.paths) or {}
+        data.unlink()  # the episode disappears atomically with its data file
+        atomic.fsync_dir(data.parent)
+        for key, ext in info.get("video_extensions", {}).items():
+            self.paths.video(n, key, ext).unlink(missing_ok=True)
+        self.paths.episode_row(n).unlink(missing_ok=True)
+        metadata.rebuild_stats(self.paths)
+
+    def close(self) -> None:
+        if self._current is not None:
+            raise RuntimeError(f"episode {self._current.index} is still open; end or abort it before closing")
+        self._lock.release()
+
+    def _closed(self) -> None:
+        self._current = None
+
+    def __enter__(self) -> "TaskWriter":
+        return self
+
+    def __exit__(self, exc_type, *exc: object) -> None:
+        if self._current is not None and exc_type is not None:
+            # interrupted mid-episode (Ctrl-C, an error upstream): keep what was recorded
+            self._current.end()
+        self.close()
+
+
+def _codec_description(codec: VideoCodec, extensions: dict[str, str], decl: Declaration) -> dict:
+    out = {}
+    for v in decl.videos:
+        if v.kind == "depth":
+            out[v.key] = ({"codec": "hevc", "pix_fmt": "gray12le", "qp": 6, "depth_code": "log12_100mm_50x",
+                           "ext": "mp4"} if extensions[v.key] == "mp4"
+                          else {"codec": "ffv1", "pix_fmt": "gray16le", "unit": "mm", "ext": "mkv"})
+        else:
+            out[v.key] = {"codec": codec.name, "crf": codec.crf, "gop": codec.gop, "ext": extensions[v.key]}
+    return out

@@ -1,0 +1,83 @@
+"""The video encoders of one episode: one background encoder per recorded stream,
+writing into the staging folder, so appending a row never waits for an encoder."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from egorec_ros.codecs.depth import open_depth_writer
+from egorec_ros.codecs.encoder_thread import BackgroundEncoder
+from egorec_ros.codecs.probe import count_frames
+from egorec_ros.codecs.video import VideoCodec, open_video_writer
+from egorec_ros.schema.declaration import VideoSpec
+
+
+class VideoIntegrityError(RuntimeError):
+    """A video whose frame count differs from the episode's rows (DESIGN "Video integrity")."""
+
+
+@dataclass(frozen=True)
+class VideoResult:
+    key: str
+    path: Path
+    frames: int
+    substituted: int
+
+
+class EpisodeVideos:
+    def __init__(self, folder: Path, videos: Sequence[VideoSpec], fps: float, codec: VideoCodec,
+                 depth_container: str = "mp4") -> None:
+        self.encoders: dict[str, BackgroundEncoder] = {}
+        self.extensions: dict[str, str] = {}
+        try:
+            for v in videos:
+                rate = v.fps or fps
+                if v.kind == "depth":
+                    writer = open_depth_writer(folder / f"{v.key}.{depth_container}", v.width, v.height, rate,
+                                               container=depth_container)
+                else:
+                    writer = open_video_writer(folder / f"{v.key}.mp4", v.width, v.height, rate, codec)
+                self.extensions[v.key] = writer.path.suffix.lstrip(".")
+                self.encoders[v.key] = BackgroundEncoder(writer, name=v.key)
+        except BaseException:
+            self.abort()
+            raise
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.encoders)
+
+    @property
+    def backlog(self) -> dict[str, int]:
+        return {k: e.backlog for k, e in self.encoders.items()}
+
+    def submit(self, frames: Mapping[str, Any]) -> None:
+        for key, encoder in self.encoders.items():
+            encoder.submit(frames[key])
+
+    def close(self, rows: int) -> dict[str, VideoResult]:
+        """Drain and close every encoder, then check frames == rows on disk."""
+        results: dict[str, VideoResult] = {}
+        errors: list[str] = []
+        for key, encoder in self.encoders.items():
+            try:
+                written = encoder.close()
+            except Exception as exc:  # keep closing the others; report all
+                errors.append(f"{key}: {exc}")
+                continue
+            path = encoder.writer.path
+            on_disk = count_frames(path)
+            if written != rows or on_disk != rows:
+                errors.append(f"{key}: {rows} rows but {written} frames encoded and {on_disk} in {path.name}")
+            results[key] = VideoResult(key, path, on_disk, encoder.substituted)
+        if errors:
+            raise VideoIntegrityError("video integrity check failed: " + "; ".join(errors))
+        return results
+
+    def abort(self) -> None:
+        for encoder in self.encoders.values():
+            try:
+                encoder.close()
+            except Exception:
+                pass
