@@ -10,7 +10,8 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["egorec_ros", "egorec_ros.*"]),
     package_data={"egorec_ros": ["py.typed"]},
-    data_files=[("share/egorec_ros/config/rigs", sorted(glob.glob("config/rigs/*.yaml")))],
+    data_files=[("share/egorec_ros/config/rigs", sorted(glob.glob("config/rigs/*.yaml"))),
+                ("share/egorec_ros/msg", sorted(glob.glob("msg/*.msg")))],
     install_requires=[
         "numpy>=1.24",
         "pyarrow>=14",

@@ -12,7 +12,8 @@ from egorec_ros.rig.model import StreamSpec
 
 def field_shapes(spec: StreamSpec, device_kind: str) -> dict[str, tuple[int, ...]]:
     role = DEVICE_KINDS[device_kind][spec.role]
-    return {f.name: f.shape for f in role.fields}
+    dim = spec.source.get("dim")  # fields whose size the rig sets (joint states)
+    return {f.name: (int(dim),) if f.shape == (0,) else f.shape for f in role.fields}
 
 
 def problem(sample: Sample, spec: StreamSpec, shapes: dict[str, tuple[int, ...]]) -> str | None:

@@ -30,9 +30,12 @@ def _as_batch(matrices: np.ndarray) -> np.ndarray:
 
 def encode_row_diff(matrices: np.ndarray, scale: int = 1) -> np.ndarray:
     """(n, 250, 250, 3) or (250, 250, 3) float mN -> (n, 187500) int16 row differences."""
-    m = _as_batch(matrices).astype(np.float32, copy=False)
-    scaled = np.trunc(m) if scale == 1 else np.rint(m * np.float32(scale))
-    q = np.clip(np.nan_to_num(scaled, nan=0.0), -32767, 32767).astype(np.int16)
+    m = _as_batch(matrices)
+    scaled = np.multiply(m, np.float32(scale), dtype=np.float32)  # a fresh buffer the steps below reuse
+    (np.trunc if scale == 1 else np.rint)(scaled, out=scaled)
+    scaled[np.isnan(scaled)] = 0.0
+    np.clip(scaled, -32767, 32767, out=scaled)
+    q = scaled.astype(np.int16)
     diff = np.empty_like(q)
     diff[:, 0] = q[:, 0]
     np.subtract(q[:, 1:], q[:, :-1], out=diff[:, 1:])  # int16 arithmetic wraps, as the format wants

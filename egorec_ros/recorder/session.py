@@ -7,6 +7,7 @@ nothing about ROS.
 """
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -58,7 +59,9 @@ class Recorder:
     # ---- any thread -------------------------------------------------------------------
 
     def on_sample(self, sample: Sample) -> None:
-        self._inbox.put(sample)
+        """Hand a sample over from any thread. Its arrival is stamped here, on receipt:
+        that is the time the latency budget is measured against."""
+        self._inbox.put(dataclasses.replace(sample, arrival_ns=self.clock()))
 
     def start_episode(self, *, task: str | None = None) -> None:
         with self._lock:

@@ -25,7 +25,9 @@ MAX_UVC = 8
 GLOVE_SENSORS = ("left_glove", "right_glove")
 _DEVICE_KEYS = {"kind", "key", "name", "role", "rig", "hand", "sensor", "slot", "slot_base",
                 "streams", "calibration", "info_kind"}
-_STREAM_KEYS = {"topic", "width", "height", "fps", "encoding", "scale", "frame", "epoch", "clock"}
+_STREAM_KEYS = {"topic", "width", "height", "fps", "encoding", "scale", "frame", "epoch", "clock",
+                "stamp", "child_frame", "field", "column", "dim"}
+JOINT_FIELDS = ("position", "velocity", "effort")
 
 
 def compile_rig(doc: Mapping[str, Any], *, where: str = "rig") -> Rig:
@@ -244,7 +246,23 @@ def _ego_slam(dev_id: str, d: dict, streams: dict, source_slot: str, key: str, c
                         source_slot=source_slot, status=None, where=where)]
 
 
-_BUILDERS = {"uvc": _uvc, "d435": _d435, "s80m": _s80m, "gripper": _gripper, "glove": _glove}
+def _joint_state(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
+    out = []
+    for role, opts in streams.items():
+        field_name = opts.get("field", "position")
+        dim = opts.get("dim")
+        if field_name not in JOINT_FIELDS:
+            raise RigError(f"{where}: stream {role!r}: field must be one of {JOINT_FIELDS}, got {field_name!r}")
+        if not isinstance(dim, int) or dim < 1:
+            raise RigError(f"{where}: stream {role!r}: give the joint count as dim: N (an integer >= 1)")
+        column = "action" if role == "action" else opts.get("column", f"observation.{dev_id}_{field_name}")
+        out.append(StreamSpec(id=f"{dev_id}.{role}", device=dev_id, role=role, kind=StreamKind.LATEST,
+                              topic=opts.get("topic"), columns={field_name: column}, source=opts))
+    return Device(dev_id, kind, key, name, slots=(), streams=tuple(out))
+
+
+_BUILDERS = {"uvc": _uvc, "d435": _d435, "s80m": _s80m, "gripper": _gripper, "glove": _glove,
+             "joint_state": _joint_state}
 
 
 # ---- columns and videos -----------------------------------------------------------------
@@ -265,6 +283,9 @@ def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnS
             columns = [c for c in columns if c.name != hand_col]
             columns.append(col.vector(hand_col, (21, 3), semantic_suffix="_hand_pose", always=True))
     columns += statuses
+    actions = [i for i, c in enumerate(columns) if c.name == "action"]
+    if len(actions) > 1:  # a real action stream takes the placeholder's place
+        columns[actions[0]] = columns.pop(actions[1])
     seen: dict[str, str] = {}
     for c in columns:
         if c.name in seen:
@@ -287,6 +308,9 @@ def _stream_columns(s: StreamSpec, where: str) -> list[col.ColumnSpec]:
             if field_name == "matrix":
                 out.append(col.force_matrix(name, s.source.get("encoding", fm.ROW_DIFF_QUANTIZED),
                                             int(s.source.get("scale", 10))))
+            elif field_name in JOINT_FIELDS:
+                out.append(col.action(s.source["dim"]) if name == "action"
+                           else col.vector(name, (s.source["dim"],)))
             else:
                 shape = _FIELD_SHAPES[field_name]
                 out.append(col.vector(name, shape, semantic_suffix=_FIELD_SUFFIX.get(field_name)))

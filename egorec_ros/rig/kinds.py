@@ -73,6 +73,12 @@ DEVICE_KINDS: dict[str, dict[str, Role]] = {
         "state": Role(StreamKind.LATEST, (GRIPPER_STATE,), rate_hz=30.0, optional=True),
         "slam": _SLAM,
     },
+    # a teleop stack's sensor_msgs/JointState topics: measured joints -> an observation
+    # column, commands -> the ``action`` column; the joint count comes from the rig (dim)
+    "joint_state": {
+        "state": Role(StreamKind.LATEST, (Field("position", (0,)),), optional=True),
+        "action": Role(StreamKind.LATEST, (Field("position", (0,)),), optional=True),
+    },
     "usb_glove": {
         "pressure": Role(StreamKind.LATEST, (PRESSURE, IMU_QUAT, IMU_VALID), rate_hz=60.0),
         "hand_pose": Role(StreamKind.LATEST, (HAND_POSE,), rate_hz=30.0, optional=True),

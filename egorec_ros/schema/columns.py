@@ -155,8 +155,14 @@ def key_columns() -> list[ColumnSpec]:
         scalar("wall_time", "float64", always=True),
         scalar("hardware_ns", "int64", always=True),
         scalar("raw_hw_ns", "int64"),
-        ColumnSpec("action", Layout.VECTOR, feature={"dtype": "float32", "shape": [1]}, always=True, width=1),
+        action(1),
     ]
+
+
+def action(dim: int) -> ColumnSpec:
+    """``action``: the [0.0] placeholder (dim 1) unless the rig records commands (§3)."""
+    return ColumnSpec("action", Layout.VECTOR, feature={"dtype": "float32", "shape": [dim]}, always=True,
+                      width=dim, extra={"placeholder": dim == 1})
 
 
 def d435_forensics() -> list[ColumnSpec]:

@@ -70,10 +70,10 @@ class FeatureStats:
 
     def to_json(self) -> dict:
         doc = {name: acc.to_json() for name, acc in sorted(self.by_feature.items())}
-        doc["action"] = dict(ACTION_PLACEHOLDER)
+        doc.setdefault("action", dict(ACTION_PLACEHOLDER))  # real actions have real stats
         return doc
 
     @classmethod
     def from_json(cls, doc: Mapping) -> "FeatureStats":
         return cls({name: Accumulator.from_json(v) for name, v in doc.items()
-                    if name != "action" and int(np.atleast_1d(v.get("count", [0]))[0]) > 0})
+                    if int(np.atleast_1d(v.get("count", [0]))[0]) > 0})

@@ -134,7 +134,8 @@ class RowSink:
 
     def _accumulate(self, buffer: RowBuffer, present: list[ColumnSpec]) -> None:
         for c in present:
-            if not c.declared or not c.name.startswith("observation."):
+            real_action = c.name == "action" and not c.extra.get("placeholder")
+            if not c.declared or not (c.name.startswith("observation.") or real_action):
                 continue
             vals = [v for v in buffer.values[c.name] if v is not None]
             if not vals:

@@ -1,0 +1,47 @@
+"""Command-line options shared by recording and converting: rig, sizes, codecs."""
+from __future__ import annotations
+
+import argparse
+
+from egorec_ros.codecs.video import CODECS, VideoCodec
+from egorec_ros.rig.load import builtin_rigs, load_rig
+from egorec_ros.rig.model import Rig
+from egorec_ros.rig.resize import with_video_sizes
+
+
+def size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 640x480, got {text!r}") from None
+    return w, h
+
+
+def add_rig_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rig", required=True, help=f"rig file, or a built-in rig: {', '.join(builtin_rigs())}")
+    p.add_argument("--size", type=size, metavar="WxH", help="record every video stream at this size instead of the rig's")
+
+
+def add_codec_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--codec", default="h264", choices=sorted(CODECS), help="RGB video codec (default h264)")
+    p.add_argument("--crf", type=int, help="quality (codec default if omitted)")
+    p.add_argument("--gop", type=int, default=VideoCodec().gop, help="keyframe interval in frames")
+    p.add_argument("--depth", default="mp4", choices=("mp4", "mkv"),
+                   help="depth storage: mp4 = 12-bit log-depth HEVC (spec default), mkv = lossless FFV1 "
+                        "(cheaper to encode, ~4x larger)")
+
+
+def rig_from(args: argparse.Namespace) -> Rig:
+    rig = load_rig(args.rig)
+    return with_video_sizes(rig, args.size) if args.size else rig
+
+
+def codec_from(args: argparse.Namespace) -> VideoCodec:
+    return VideoCodec(name=args.codec, crf=args.crf, gop=args.gop)
+
+
+def parse_subcommand(module, argv: list[str]) -> argparse.Namespace:
+    """Parse one subcommand's arguments on their own (``egorec demo`` chains subcommands)."""
+    sub = argparse.ArgumentParser(prog="egorec").add_subparsers()
+    module.add_parser(sub)
+    return next(iter(sub.choices.values())).parse_args(argv)

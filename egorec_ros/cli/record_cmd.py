@@ -1,0 +1,78 @@
+"""egorec record --rig RIG --sim --episodes N --seconds S --out ROOT"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from egorec_ros.assembly.assembler import AssemblyConfig
+from egorec_ros.cli import options
+from egorec_ros.cli.progress import ProgressLine, describe_status
+from egorec_ros.recorder.session import Recorder
+from egorec_ros.sim.flaws import CLEAN, DEFAULT
+from egorec_ros.sim.live import LiveRig
+from egorec_ros.store import TaskWriter
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("record", help="record episodes (from simulated devices with --sim; on a robot use "
+                                      "`ros2 launch egorec_ros record.launch.py`)")
+    options.add_rig_options(p)
+    p.add_argument("--sim", action="store_true", help="record from simulated devices, in real time, no ROS needed")
+    p.add_argument("--episodes", type=int, default=1)
+    p.add_argument("--seconds", type=float, default=10.0, help="length of each episode")
+    p.add_argument("--gap", type=float, default=1.0, help="pause between episodes (s)")
+    p.add_argument("--out", default="egorec_data", help="dataset root; episodes go to ROOT/TASK")
+    p.add_argument("--task", help="task name (default: the rig name)")
+    p.add_argument("--seed", type=int, default=0, help="simulation seed")
+    p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
+    p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
+                   help="latency budget D: a row waits this long for its samples")
+    options.add_codec_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    if not args.sim:
+        print("egorec record: without --sim the devices come from ROS topics; start the recorder node with "
+              "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
+        return 2
+    rig = options.rig_from(args)
+    task_dir = Path(args.out) / (args.task or rig.name)
+    with TaskWriter(task_dir, codec=options.codec_from(args), depth_container=args.depth) as writer:
+        recorder = Recorder(rig, writer, config=AssemblyConfig(latency_ms=args.latency_ms))
+        try:
+            with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
+                time.sleep(0.5)  # let every device deliver once before the first episode
+                for n in range(args.episodes):
+                    _record_one(recorder, n, args)
+                    if n + 1 < args.episodes:
+                        time.sleep(args.gap)
+        finally:
+            recorder.close()
+    print(f"task directory: {task_dir}")
+    return 0
+
+
+def _record_one(recorder: Recorder, n: int, args) -> None:
+    line = ProgressLine()
+    recorder.start_episode(task=args.task)
+    started = time.monotonic()
+    while (elapsed := time.monotonic() - started) < args.seconds:
+        line.show(f"episode {n + 1}/{args.episodes} {elapsed:5.1f}/{args.seconds:.0f} s  "
+                  + describe_status(recorder.status(), elapsed))
+        time.sleep(min(0.5, max(0.0, args.seconds - elapsed)))
+    line.show(f"episode {n + 1}/{args.episodes} stopping: waiting {args.latency_ms:.0f} ms for late samples, "
+              "then committing")
+    result, report = recorder.stop_episode()
+    line.done()
+    if result is None:
+        print(f"episode {n + 1}: no row was built (no video stream delivered); nothing written")
+        return
+    drops = {sid: c for sid, c in report.streams.items() if c.get("repeated") or c.get("skipped")
+             or c.get("late") or c.get("invalid")}
+    print(f"episode {result.number.index}: {result.rows} rows, committed in {result.commit_seconds:.2f} s"
+          + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
+    for sid, c in drops.items():
+        print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()
+                                       if k in ("repeated", "skipped", "late", "invalid")))
