@@ -5,7 +5,7 @@ from typing import Callable
 
 from egorec_ros.rig.kinds import DEVICE_KINDS
 from egorec_ros.rig.model import Device, Rig
-from egorec_ros.sim import cameras, glove, gripper
+from egorec_ros.sim import cameras, glove, gripper, joints
 from egorec_ros.sim.plan import Plan
 from egorec_ros.sim.schedule import Source
 
@@ -16,6 +16,7 @@ BUILDERS: dict[str, Callable[[Device, Plan], list[Source]]] = {
     "gripper": gripper.gripper,
     "usb_glove": glove.glove,
     "ble_glove": glove.glove,
+    "joint_state": joints.joint_state,
 }
 assert set(BUILDERS) == set(DEVICE_KINDS), "every device kind needs a simulator"
 

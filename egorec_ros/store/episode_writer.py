@@ -15,7 +15,7 @@ from egorec_ros.layout.recycle import write_recycled
 from egorec_ros.schema.episode_row import write_episode_row
 from egorec_ros.store.commit import commit_staged
 from egorec_ros.store.row_buffer import RowBuffer, check_row
-from egorec_ros.store.row_sink import RowSink
+from egorec_ros.store.row_sink import DATA_FILE, RowSink
 from egorec_ros.store.staging import EPISODE_ROW, Manifest
 from egorec_ros.store.videos import EpisodeVideos
 
@@ -36,6 +36,7 @@ class EpisodeResult:
     drop_stats: dict
     commit_seconds: float       # from end() to committed
     schema_rewrites: int
+    staged: Path | None = None  # end(commit=False): the finished staging folder
 
 
 class EpisodeWriter:
@@ -58,6 +59,12 @@ class EpisodeWriter:
     @property
     def video_keys(self) -> frozenset[str]:
         return self._videos.keys
+
+    @property
+    def flushed_rows(self) -> int:
+        """Rows in the crash journal: what `egorec recover --salvage` keeps if the process
+        dies now (as far as the videos hold their frames too)."""
+        return self._sink.rows
 
     @property
     def backlog(self) -> dict[str, int]:
@@ -87,8 +94,10 @@ class EpisodeWriter:
         if self._buffer.rows >= FLUSH_ROWS or self._buffer.nbytes >= FLUSH_BYTES:
             self._flush()
 
-    def end(self, drop_stats: Mapping | None = None) -> EpisodeResult:
-        """Flush, verify frames == rows for every video, and commit."""
+    def end(self, drop_stats: Mapping | None = None, *, commit: bool = True) -> EpisodeResult:
+        """Flush, verify frames == rows for every video, and commit. With ``commit=False``
+        the finished episode stays staged, for ``TaskWriter.adopt`` into another task dir
+        (parallel conversion: workers stage, one process commits)."""
         self._check_open()
         started = time.perf_counter()
         if self.rows == 0:
@@ -107,16 +116,21 @@ class EpisodeWriter:
                 drops["substituted_frames"] = substituted
             write_episode_row(self.folder / EPISODE_ROW,
                               self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()))
-            commit_staged(self.paths, self.folder)
+            if commit:
+                commit_staged(self.paths, self.folder)
         except BaseException as exc:
             raise RuntimeError(f"episode {self.index} could not be committed ({exc}); its data is kept in "
                                f"{self.folder}: run `egorec recover {self.paths.root}`") from exc
         finally:
             self._on_close()
-        n = self.number
+        n, m, elapsed = self.number, self.manifest, time.perf_counter() - started
+        if not commit:
+            return EpisodeResult(n, self.rows, self.folder / DATA_FILE,
+                                 {k: self.folder / m.video_file(k) for k in m.video_extensions},
+                                 drops, elapsed, sink.schema_rewrites, staged=self.folder)
         return EpisodeResult(n, self.rows, self.paths.data(n),
-                             {k: self.paths.video(n, k, e) for k, e in self.manifest.video_extensions.items()},
-                             drops, time.perf_counter() - started, sink.schema_rewrites)
+                             {k: self.paths.video(n, k, e) for k, e in m.video_extensions.items()},
+                             drops, elapsed, sink.schema_rewrites)
 
     def abort(self) -> None:
         """Discard the episode on the user's request and free its number (§1.3)."""

@@ -16,7 +16,9 @@ from egorec_ros.schema import info as info_json
 from egorec_ros.schema import tasks
 from egorec_ros.schema.declaration import Declaration
 from egorec_ros.store import metadata
+from egorec_ros.store.commit import commit_staged
 from egorec_ros.store.episode_writer import EpisodeWriter
+from egorec_ros.store.restamp import restamp_staged
 from egorec_ros.store.staging import Manifest
 from egorec_ros.store.videos import EpisodeVideos
 
@@ -63,10 +65,18 @@ class TaskWriter:
             return self.paths.number(recycled)
         return self.paths.number(high + 1)
 
-    def begin(self, decl: Declaration, *, task: str | None = None, created_at: float | None = None) -> EpisodeWriter:
+    def begin(self, decl: Declaration, *, task: str | None = None, created_at: float | None = None,
+              number: int | None = None) -> EpisodeWriter:
+        """Start an episode under the next number (or ``number``, for conversion workers that
+        stage provisionally numbered episodes in a private task dir)."""
         if self._current is not None:
             raise RuntimeError(f"episode {self._current.index} is still open; end or abort it first")
-        number = self.next_number()
+        if number is None:
+            number = self.next_number()
+        else:
+            number = self.paths.number(number)
+            if self.paths.data(number).exists() or self.paths.staging(number).exists():
+                raise ValueError(f"{self.paths.root}: episode number {number.index} is already used")
         folder = self.paths.staging(number)
         folder.mkdir()
         task_text = task or self.task_name
@@ -81,6 +91,21 @@ class TaskWriter:
             raise
         self._current = EpisodeWriter(self.paths, number, manifest, videos, folder, self._closed)
         return self._current
+
+    def adopt(self, folder: Path) -> EpisodeNumber:
+        """Commit an episode staged elsewhere on this filesystem (``end(commit=False)`` in a
+        worker's task dir) under this task's next number, renumbered if it was staged with
+        another one. Committing in a fixed order gives the numbering of a serial run."""
+        if self._current is not None:
+            raise RuntimeError(f"episode {self._current.index} is still open; end or abort it first")
+        number = self.next_number()
+        restamp_staged(Path(folder), episode_index=number.index,
+                       task_index=tasks.task_index(self.paths.tasks, Manifest.read(folder).task),
+                       task_name=self.task_name)
+        dest = self.paths.staging(number)
+        shutil.move(str(folder), dest)
+        commit_staged(self.paths, dest)
+        return number
 
     def delete(self, episode_index: int) -> None:
         """Remove a committed episode. Its number is never reused (total_episodes keeps
