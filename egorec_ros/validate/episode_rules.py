@@ -41,7 +41,8 @@ def check_episode(paths: TaskPaths, n: EpisodeNumber, info: dict, tasks: dict[st
         out.add(rel, "", "§1.2.1", f"data parquet cannot be read: {exc}")
         return owned
     rows = table.num_rows
-    _check_keys(table, n, rel, set(tasks.values()), out)
+    action_width = int(np.prod((info.get("features") or {}).get("action", {}).get("shape") or [1]))
+    _check_keys(table, n, rel, set(tasks.values()), action_width, out)
     _check_columns(table, info.get("features") or {}, rel, out)
     row_path = paths.episode_row(n)
     owned.add(row_path)
@@ -51,7 +52,8 @@ def check_episode(paths: TaskPaths, n: EpisodeNumber, info: dict, tasks: dict[st
     return owned
 
 
-def _check_keys(table: pa.Table, n: EpisodeNumber, rel: str, task_indices: set[int], out: Findings) -> None:
+def _check_keys(table: pa.Table, n: EpisodeNumber, rel: str, task_indices: set[int], action_width: int,
+                out: Findings) -> None:
     names = table.column_names
     for name in ALWAYS:
         if name not in names:
@@ -80,8 +82,8 @@ def _check_keys(table: pa.Table, n: EpisodeNumber, rel: str, task_indices: set[i
         unknown = set(table.column("task_index").to_numpy().tolist()) - task_indices
         if unknown:
             out.add(rel, "task_index", "§3", f"values {sorted(unknown)} are not in meta/tasks.jsonl")
-    if "action" in names and not _fixed_width(table.column("action"), 1):
-        out.add(rel, "action", "§3", "every row needs exactly one value")
+    if "action" in names and not _fixed_width(table.column("action"), action_width):
+        out.add(rel, "action", "§3", f"every row needs exactly {action_width} value(s) (features.action.shape)")
     if "imu_ts_ns" in names or "observation.imu" in names:
         if "imu_ts_ns" not in names or "observation.imu" not in names:
             out.add(rel, "imu_ts_ns", "§4.4", "imu_ts_ns and observation.imu come together")
