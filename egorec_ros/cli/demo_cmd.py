@@ -27,5 +27,7 @@ def run(args) -> int:
     print(f"\n$ egorec validate {task_dir}")
     status = validate_cmd.run(options.parse_subcommand(validate_cmd, [task_dir]))
     print(f"\n$ egorec inspect {task_dir}")
-    inspect_cmd.run(options.parse_subcommand(inspect_cmd, [task_dir]))
+    report = str(Path(args.out) / f"{task}_report.html")
+    inspect_cmd.run(options.parse_subcommand(inspect_cmd, [task_dir, "--html", report]))
+    print(f"\nopen {report} to see first frames, drops per stream, trajectories and forces")
     return status

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from egorec_ros.dataset import open_task
+from egorec_ros.report.html import write_report
 
 
 def summary(task_dir: str) -> dict:
@@ -29,11 +31,15 @@ def add_parser(sub) -> None:
     p = sub.add_parser("inspect", help="summarise a task directory")
     p.add_argument("task_dir")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--html", metavar="FILE", help="also write a report page: first frames, drops per stream, "
+                                                 "trajectories and forces of every episode")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     s = summary(args.task_dir)
+    if args.html:
+        print(f"report: {write_report(args.task_dir, args.html)}", file=sys.stderr)
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=2))
         return 0

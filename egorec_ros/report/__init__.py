@@ -1,0 +1,1 @@
+"""Human-facing reports of a task directory (HTML)."""
