@@ -111,7 +111,8 @@ class EpisodeWriter:
                 raise RuntimeError(f"row sink wrote {sink.rows} rows, expected {self.rows}")
             videos = self._videos.close(self.rows)
             drops = dict(drop_stats or {})
-            substituted = {k: v.substituted for k, v in videos.items() if v.substituted}
+            substituted = {k: {"frames": v.substituted, "reasons": list(v.reasons)}
+                           for k, v in videos.items() if v.substituted}
             if substituted:
                 drops["substituted_frames"] = substituted
             write_episode_row(self.folder / EPISODE_ROW,

@@ -6,6 +6,7 @@ import shutil
 import time
 from pathlib import Path
 
+from egorec_ros.codecs import depth
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.layout import atomic
 from egorec_ros.layout.lock import TaskLock
@@ -141,12 +142,18 @@ class TaskWriter:
 
 
 def _codec_description(codec: VideoCodec, extensions: dict[str, str], decl: Declaration) -> dict:
+    """The episode row's video_codec: enough for a reader to decode every stream right,
+    including how depth holes are told apart from 100 mm (the guard band)."""
     out = {}
     for v in decl.videos:
-        if v.kind == "depth":
-            out[v.key] = ({"codec": "hevc", "pix_fmt": "gray12le", "qp": 6, "depth_code": "log12_100mm_50x",
-                           "ext": "mp4"} if extensions[v.key] == "mp4"
-                          else {"codec": "ffv1", "pix_fmt": "gray16le", "unit": "mm", "ext": "mkv"})
+        if v.kind == "depth" and extensions[v.key] == "mp4":
+            out[v.key] = {"codec": "hevc", "pix_fmt": "gray12le", "qp": depth.QP, "gop": depth.GOP, "ext": "mp4",
+                          "depth_code": "log12: code = rint((ln mm - ln 100) * 4095 / ln 50)",
+                          "guard_code": depth.GUARD_CODE, "invalid_below": depth.INVALID_BELOW,
+                          "min_depth_mm": depth.MIN_DEPTH_MM, "max_depth_mm": depth.MAX_DEPTH_MM}
+        elif v.kind == "depth":
+            out[v.key] = {"codec": "ffv1", "pix_fmt": "gray16le", "unit": "mm", "invalid": 0, "ext": "mkv"}
         else:
-            out[v.key] = {"codec": codec.name, "crf": codec.crf, "gop": codec.gop, "ext": extensions[v.key]}
+            out[v.key] = {"codec": codec.name, "crf": codec.crf, "preset": codec.preset, "gop": codec.gop,
+                          "b_frames": 0, "ext": extensions[v.key]}
     return out

@@ -23,6 +23,7 @@ class VideoResult:
     path: Path
     frames: int
     substituted: int
+    reasons: tuple[str, ...] = ()   # why frames were substituted (first few)
 
 
 class EpisodeVideos:
@@ -70,7 +71,8 @@ class EpisodeVideos:
             on_disk = count_frames(path)
             if written != rows or on_disk != rows:
                 errors.append(f"{key}: {rows} rows but {written} frames encoded and {on_disk} in {path.name}")
-            results[key] = VideoResult(key, path, on_disk, encoder.substituted)
+            results[key] = VideoResult(key, path, on_disk, encoder.substituted,
+                                       tuple(encoder.substitution_reasons[:5]))
         if errors:
             raise VideoIntegrityError("video integrity check failed: " + "; ".join(errors))
         return results

@@ -1,0 +1,112 @@
+"""A video writer in its own thread, so whoever builds rows never waits for an encoder.
+
+``submit`` only appends to an unbounded queue (a fraction of a microsecond; the caller
+watches ``backlog`` to see an encoder falling behind). The thread decodes lazy frames
+(e.g. a JPEG from a bag) and encodes; PyAV releases the GIL inside FFmpeg, so encoders
+of several streams run on several cores.
+
+Integrity rule: every submitted payload becomes exactly one frame, so frames in the file
+== submissions == rows. A payload that cannot be decoded or does not fit the stream
+(size, dtype, channels) is replaced by the previous good frame (black / no depth before
+the first one), counted in ``substituted`` and explained in ``substitution_reasons``.
+Anything else that fails (the encoder, the disk) stops the stream: the error is raised,
+with the stream name, from the caller's next ``submit`` or ``close``; frames already
+muxed stay readable in the crash-safe file.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+
+import numpy as np
+
+from egorec_ros.assembly.sample import LazyFrame, frame_array
+from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
+
+MAX_REASONS = 20        # substitution reasons kept; the count covers all
+_CLOSE = object()
+
+
+class EncoderError(RuntimeError):
+    """The encoder of a stream failed; the message names the stream."""
+
+
+class BackgroundEncoder:
+    """Encodes one stream in its own thread; owns ``writer`` (only that thread writes to it)."""
+
+    def __init__(self, writer: VideoFileWriter, name: str):
+        self.writer = writer
+        self.name = name
+        self.substituted = 0
+        self.substitution_reasons: list[str] = []
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._submitted = 0
+        self._processed = 0
+        self._previous: np.ndarray | None = None
+        self._error: BaseException | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name=f"encoder-{name}", daemon=True)
+        self._thread.start()
+
+    @property
+    def backlog(self) -> int:
+        """Payloads submitted but not yet encoded."""
+        return self._submitted - self._processed
+
+    @property
+    def frames_written(self) -> int:
+        return self.writer.frames_written
+
+    def submit(self, payload: np.ndarray | LazyFrame) -> None:
+        """Queue one frame. The array must not be modified afterwards (it is not copied)."""
+        if self._closed:
+            raise RuntimeError(f"stream {self.name!r}: submit after close")
+        self._raise_if_failed()
+        self._submitted += 1
+        self._queue.put(payload)
+
+    def close(self) -> int:
+        """Encode what is queued, close the file; frames written. Raises EncoderError if the
+        encoder failed at any point (the file then keeps the frames encoded before)."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(_CLOSE)
+        self._thread.join()
+        self._raise_if_failed()
+        return self.writer.frames_written
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise EncoderError(f"stream {self.name!r}: encoder failed after {self.writer.frames_written} "
+                               f"frames: {type(self._error).__name__}: {self._error}") from self._error
+
+    def _run(self) -> None:
+        while (payload := self._queue.get()) is not _CLOSE:
+            if self._error is None:
+                try:
+                    self._encode(payload)
+                except BaseException as exc:   # reported to the caller, never lost in this thread
+                    self._error = exc
+            self._processed += 1
+        try:
+            self.writer.close()
+        except BaseException as exc:
+            self._error = self._error or exc
+
+    def _encode(self, payload: np.ndarray | LazyFrame) -> None:
+        try:
+            frame = frame_array(payload)
+        except Exception as exc:
+            return self._substitute(f"{type(payload).__name__} did not decode: {type(exc).__name__}: {exc}")
+        try:
+            self.writer.write(frame)
+        except FrameFormatError as exc:
+            return self._substitute(str(exc))
+        self._previous = frame
+
+    def _substitute(self, reason: str) -> None:
+        index = self.writer.frames_written
+        self.writer.write(self._previous if self._previous is not None else self.writer.blank_frame())
+        self.substituted += 1
+        if len(self.substitution_reasons) < MAX_REASONS:
+            self.substitution_reasons.append(f"frame {index}: {reason}")
