@@ -46,6 +46,7 @@ import av
 import numpy as np
 
 from egorec_ros.codecs.probe import MUXERS, trim_video
+from egorec_ros.layout.atomic import fsync_path
 
 FRAGMENTED_MP4 = {"movflags": "frag_keyframe+empty_moov+default_base_moof", "flush_packets": "1"}
 INCREMENTAL_MKV = {"flush_packets": "1"}
@@ -204,7 +205,7 @@ class VideoFileWriter:
         finally:
             self._container.close()
         if not (self._fragmented and self.frames_written):  # (an MP4 without samples loses its track)
-            _fsync(self.path)
+            fsync_path(self.path)
             return self.frames_written
         kept = trim_video(self.path, self.path, self.frames_written)
         if kept != self.frames_written:   # the copy holds every complete packet there was
@@ -216,14 +217,6 @@ class VideoFileWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def frame_rate(fps: float | Fraction) -> Fraction:

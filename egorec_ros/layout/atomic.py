@@ -13,7 +13,8 @@ def tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp")
 
 
-def fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush a file's data, or a folder's entries (a rename), to the disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -25,7 +26,7 @@ def replace(src: Path, dst: Path) -> None:
     """Move ``src`` onto ``dst`` atomically and make the rename durable."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     os.replace(src, dst)
-    fsync_dir(dst.parent)
+    fsync_path(dst.parent)
 
 
 @contextmanager
@@ -36,11 +37,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     tmp = tmp_path(path)
     try:
         yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_path(tmp)
         replace(tmp, path)
     finally:
         if tmp.exists():

@@ -30,4 +30,4 @@ def clear_recycled(path: Path, episode_index: int) -> None:
     """Remove the marker if it still names ``episode_index`` (the number is used now)."""
     if read_recycled(path) == episode_index:
         path.unlink()
-        atomic.fsync_dir(path.parent)
+        atomic.fsync_path(path.parent)

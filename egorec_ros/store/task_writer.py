@@ -117,7 +117,7 @@ class TaskWriter:
             raise FileNotFoundError(f"{self.paths.root}: episode {episode_index} does not exist ({data})")
         info = metadata.read_info(self.paths) or {}
         data.unlink()  # the episode disappears atomically with its data file
-        atomic.fsync_dir(data.parent)
+        atomic.fsync_path(data.parent)
         for key, ext in info.get("video_extensions", {}).items():
             self.paths.video(n, key, ext).unlink(missing_ok=True)
         self.paths.episode_row(n).unlink(missing_ok=True)
