@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from egorec_ros.dataset import open_task
+from egorec_ros.dataset import DatasetError, open_task
 from egorec_ros.report.html import write_report
 
 
@@ -37,7 +37,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    s = summary(args.task_dir)
+    try:
+        s = summary(args.task_dir)
+    except DatasetError as exc:
+        print(f"egorec inspect: {exc}", file=sys.stderr)
+        return 1
     if args.html:
         print(f"report: {write_report(args.task_dir, args.html)}", file=sys.stderr)
     if args.json:

@@ -1,6 +1,9 @@
 """egorec recover TASK_DIR [--salvage] [--list]"""
 from __future__ import annotations
 
+import sys
+
+from egorec_ros.layout.lock import TaskLock, TaskLockedError
 from egorec_ros.recover.recover import inspect_staged, recover
 
 
@@ -19,6 +22,11 @@ def run(args) -> int:
     if not staged:
         print(f"{args.task_dir}: nothing to recover")
         return 0
+    try:
+        TaskLock(args.task_dir).acquire().release()   # a live writer stages its current episode too
+    except TaskLockedError as exc:
+        print(f"egorec recover: {exc}; its staged episode is being recorded, not interrupted", file=sys.stderr)
+        return 1
     for s in staged:
         print(s.describe())
     if args.list:

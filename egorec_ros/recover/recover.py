@@ -4,7 +4,8 @@
 * otherwise, by default: set the staged data aside under ``.set_aside/`` and recycle
   the number — the spec's rule for aborted episodes (§1.3);
 * with ``salvage``: keep the rows the journal holds and the frames the videos hold,
-  cut to the shorter, and commit them as a complete, valid episode.
+  cut to the shorter, and commit them as a complete, valid episode; an episode whose
+  ``end()`` had finished (its episode row was written) is committed whole.
 
 Nothing is deleted: set-aside data stays on disk for a human to look at.
 """
@@ -24,7 +25,7 @@ from egorec_ros.layout.lock import TaskLock
 from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.layout.recycle import write_recycled
 from egorec_ros.schema.columns import Layout
-from egorec_ros.schema.episode_row import write_episode_row
+from egorec_ros.schema.episode_row import read_episode_row, write_episode_row
 from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store import metadata
 from egorec_ros.store.commit import commit_staged
@@ -40,10 +41,14 @@ class StagedEpisode:
     committed: bool          # the data file is in place: only metadata is missing
     journal_rows: int | None
     video_frames: dict[str, int]
+    finished: bool = False   # end() had verified everything; the commit stopped before its commit point
 
     def describe(self) -> str:
         if self.committed:
             return f"episode {self.episode_index}: committed, metadata update interrupted (will be completed)"
+        if self.finished:
+            return (f"episode {self.episode_index}: finished, {self.journal_rows} rows; its commit was interrupted "
+                    f"before the data file moved into place (--salvage commits it whole) ({self.folder.name})")
         frames = ", ".join(f"{k} {v}" for k, v in self.video_frames.items()) or "no videos"
         return (f"episode {self.episode_index}: interrupted while recording; {self.journal_rows or 0} rows "
                 f"journaled; readable frames: {frames} ({self.folder.name})")
@@ -61,16 +66,18 @@ def inspect_staged(task_dir: Path) -> list[StagedEpisode]:
     paths = _paths(task_dir)
     out = []
     for index, folder in paths.list_staged():
-        committed = paths.data(paths.number(index)).exists()
-        rows, frames = None, {}
+        n = paths.number(index)
+        committed = paths.data(n).exists()
+        rows, frames, finished = None, {}, False
         if not committed and (folder / MANIFEST).exists():
             manifest = Manifest.read(folder)
             table, _ = read_journal(folder, manifest.declaration.columns)
             rows = 0 if table is None else table.num_rows
+            finished = _finished(folder, paths.episode_row(n), rows)
             for key in manifest.video_extensions:
                 f = folder / manifest.video_file(key)
                 frames[key] = _readable_frames(f)
-        out.append(StagedEpisode(index, folder, committed, rows, frames))
+        out.append(StagedEpisode(index, folder, committed, rows, frames, finished))
     return out
 
 
@@ -80,9 +87,16 @@ def recover(task_dir: str | Path, *, salvage: bool = False) -> list[Action]:
         paths = _paths(task_dir)
         actions = []
         for staged in inspect_staged(task_dir):
-            if staged.committed:
+            if staged.committed and not (staged.folder / MANIFEST).exists():
+                shutil.rmtree(staged.folder)   # the manifest goes last: the commit itself had finished
+                actions.append(Action(staged.episode_index, "completed", -1, "removed what was left of its staging"))
+            elif staged.committed:
                 commit_staged(paths, staged.folder, rebuild_stats=True)
                 actions.append(Action(staged.episode_index, "completed", -1, "finished the interrupted commit"))
+            elif salvage and staged.finished:
+                commit_staged(paths, staged.folder, rebuild_stats=True)
+                actions.append(Action(staged.episode_index, "completed", staged.journal_rows,
+                                      "the episode was finished; committed it whole"))
             elif salvage and (staged.folder / MANIFEST).exists():
                 actions.append(_salvage(paths, staged))
             else:
@@ -134,6 +148,17 @@ def _set_aside(paths: TaskPaths, staged: StagedEpisode, detail: str) -> Action:
             shutil.move(str(stray), dest / f"moved-{stray.parent.name}-{stray.name}")
     write_recycled(paths.recycled, n.index)
     return Action(n.index, "set_aside", 0, f"{detail} -> {dest.relative_to(paths.root)}")
+
+
+def _finished(folder: Path, row_in_place: Path, journal_rows: int) -> bool:
+    """end() writes the episode row only after the row sink closed the staged parquet and
+    every video passed frames == rows; the commit may have moved the row (and videos) already."""
+    row = folder / EPISODE_ROW if (folder / EPISODE_ROW).exists() else row_in_place
+    try:
+        length = read_episode_row(row)["length"]
+        return length == journal_rows == pq.read_metadata(folder / DATA_FILE).num_rows
+    except (OSError, ValueError, KeyError):   # missing or torn files: not finished
+        return False
 
 
 def _readable_frames(path: Path) -> int:

@@ -38,7 +38,7 @@ class ColumnSpec:
     numpy_dtype: str = "float32"         # scalar / list item dtype
     feature: dict | None = None          # info.json features entry; None: not declared (§6.8)
     always: bool = False                 # written in every episode of the rig
-    width: int = 0                       # VECTOR length / NESTED inner width
+    width: int = 0                       # VECTOR length / NESTED inner width / LIST values per point
     encoding: str = ""                   # MATRIX: row_diff_quantized | row_flat_raw
     scale: int = 1                       # MATRIX scale
     extra: dict = field(default_factory=dict, compare=False)
@@ -131,7 +131,7 @@ def trajectory(name: str, slam_spec: dict) -> tuple[ColumnSpec, ColumnSpec]:
     points = ColumnSpec(name, Layout.LIST, "float64",
                         feature={"dtype": "float64", "shape": [8],
                                  "encoding": "flat_points_8_txyz_qxyzw", **slam_spec},
-                        extra={"slam_spec": slam_spec})
+                        width=8, extra={"slam_spec": slam_spec})
     ns = ColumnSpec(name + "_ns", Layout.LIST, "int64",
                     feature={"dtype": "int64", "shape": [1],
                              "encoding": "flat_parallel_to_slam_trajectory", "clock": "host_monotonic_ns"})
@@ -219,12 +219,14 @@ def _nested(spec: ColumnSpec, values: Sequence[Any]) -> pa.Array:
 
 
 def _matrix(spec: ColumnSpec, values: Sequence[Any]) -> pa.Array:
+    """Encoded one matrix at a time into one output: a whole row group at once needs
+    temporaries of tens of MB, which glibc maps fresh on every flush, and the page
+    faults cost three times the encoding (bench_store.py)."""
     present = [v for v in values if v is not None]
     lengths = np.fromiter((0 if v is None else fm.FLAT for v in values), dtype=np.int64, count=len(values))
-    if present:
-        flat = fm.encode(np.stack(present), spec.encoding, spec.scale).reshape(-1)
-    else:
-        flat = np.zeros(0, dtype=spec.numpy_dtype)
+    flat = np.empty(len(present) * fm.FLAT, dtype=spec.numpy_dtype)
+    for i, matrix in enumerate(present):
+        flat[i * fm.FLAT:(i + 1) * fm.FLAT] = fm.encode(matrix, spec.encoding, spec.scale).reshape(-1)
     return pa.ListArray.from_arrays(_offsets(lengths), pa.array(flat), type=spec.type)
 
 

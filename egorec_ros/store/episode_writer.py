@@ -12,9 +12,10 @@ from typing import Any, Callable, Mapping
 from egorec_ros.layout.numbering import EpisodeNumber
 from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.layout.recycle import write_recycled
+from egorec_ros.schema.columns import Layout
 from egorec_ros.schema.episode_row import write_episode_row
 from egorec_ros.store.commit import commit_staged
-from egorec_ros.store.row_buffer import RowBuffer, check_row
+from egorec_ros.store.row_buffer import RowBuffer, RowError, check_row
 from egorec_ros.store.row_sink import DATA_FILE, RowSink
 from egorec_ros.store.staging import EPISODE_ROW, Manifest
 from egorec_ros.store.videos import EpisodeVideos
@@ -49,6 +50,8 @@ class EpisodeWriter:
         self._sink = RowSink(folder, self.decl.columns)
         self._buffer = RowBuffer(self.decl.columns)
         self._on_close = on_close
+        self._trajectories = [c.name for c in self.decl.columns if c.layout is Layout.LIST and c.width]
+        self._stamped: dict[str, bool] = {}   # trajectory -> whether its points come with host stamps
         self.rows = 0
         self._closed = False
 
@@ -76,6 +79,7 @@ class EpisodeWriter:
         maps every recorded video key to its frame for this row (ndarray or LazyFrame)."""
         self._check_open()
         check_row(row, self._specs)
+        self._check_stamping(row)
         frames = frames or {}
         if frames.keys() != self._videos.keys:
             raise ValueError(f"row {self.rows}: frames for {sorted(frames)} but the episode records "
@@ -145,6 +149,17 @@ class EpisodeWriter:
             write_recycled(self.paths.recycled, self.index)
         finally:
             self._on_close()
+
+    def _check_stamping(self, row: Mapping[str, Any]) -> None:
+        """Points of one trajectory come with stamps in every row or in none (§8.1.3: an
+        unknown stamp is 0); mixing would leave the _ns column out of lockstep."""
+        for name in self._trajectories:
+            if row.get(name) is not None:
+                stamped = row.get(name + "_ns") is not None
+                if self._stamped.setdefault(name, stamped) != stamped:
+                    raise RowError(f"row {self.rows}: {name} points come {'with' if stamped else 'without'} "
+                                   f"{name}_ns stamps, earlier rows {'without' if stamped else 'with'}; give 0 "
+                                   "for a point whose host stamp is unknown (§8.1.3)")
 
     def _flush(self) -> None:
         if self._buffer.rows:

@@ -52,3 +52,10 @@ def check_row(row: Mapping[str, Any], specs: Mapping[str, ColumnSpec]) -> None:
             raise RowError(f"column {name!r} takes a {fm.SHAPE} matrix, got shape {np.shape(v)}")
         if spec.layout is Layout.NESTED and np.size(v) % spec.width:
             raise RowError(f"column {name!r} takes samples of {spec.width} values, got {np.size(v)} values")
+        if spec.layout is Layout.LIST and spec.width:   # trajectory points, and their stamps in lockstep
+            if np.size(v) % spec.width:
+                raise RowError(f"column {name!r} takes points of {spec.width} values, got {np.size(v)} values")
+            stamps = row.get(name + "_ns")
+            if stamps is not None and np.size(stamps) * spec.width != np.size(v):
+                raise RowError(f"column {name}_ns holds {np.size(stamps)} stamps for {np.size(v) // spec.width} "
+                               f"points of {name!r}; stamps and points go in lockstep (§8.1.3)")

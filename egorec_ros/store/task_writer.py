@@ -18,7 +18,7 @@ from egorec_ros.schema import tasks
 from egorec_ros.schema.declaration import Declaration
 from egorec_ros.store import metadata
 from egorec_ros.store.commit import commit_staged
-from egorec_ros.store.episode_writer import EpisodeWriter
+from egorec_ros.store.episode_writer import EmptyEpisodeError, EpisodeWriter
 from egorec_ros.store.restamp import restamp_staged
 from egorec_ros.store.staging import Manifest
 from egorec_ros.store.videos import EpisodeVideos
@@ -135,10 +135,15 @@ class TaskWriter:
         return self
 
     def __exit__(self, exc_type, *exc: object) -> None:
-        if self._current is not None and exc_type is not None:
-            # interrupted mid-episode (Ctrl-C, an error upstream): keep what was recorded
-            self._current.end()
-        self.close()
+        try:
+            if self._current is not None and exc_type is not None:
+                # interrupted mid-episode (Ctrl-C, an error upstream): keep what was recorded
+                try:
+                    self._current.end()
+                except EmptyEpisodeError:
+                    pass   # nothing recorded, the number is free again; the caller's exception matters
+        finally:
+            self.close()   # the lock must not outlive the writer, whatever end() did
 
 
 def _codec_description(codec: VideoCodec, extensions: dict[str, str], decl: Declaration) -> dict:

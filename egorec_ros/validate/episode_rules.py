@@ -25,6 +25,7 @@ KEY_TYPES = {
     "action": pa.list_(pa.float32()), "imu_ts_ns": pa.list_(pa.int64()),
 }
 ALWAYS = ("episode_index", "frame_index", "timestamp", "task_index", "wall_time", "hardware_ns", "action")
+DEPTH_PIX_FMTS = ("gray12le", "gray16le")
 D435_TYPES = {"depth_ns": pa.int64(), "host_ns": pa.int64(), "rgb_dup": pa.int8(), "depth_dup": pa.int8(),
               "ts_src": pa.int8(), "rgb_gap": pa.int32(), "depth_gap": pa.int32()}
 
@@ -89,6 +90,9 @@ def _check_keys(table: pa.Table, n: EpisodeNumber, rel: str, task_indices: set[i
             out.add(rel, "imu_ts_ns", "§4.4", "imu_ts_ns and observation.imu come together")
         elif not _lockstep(table.column("imu_ts_ns"), table.column("observation.imu"), 1):
             out.add(rel, "observation.imu", "§4.4", "IMU samples not in lockstep with imu_ts_ns")
+        elif pa.types.is_list(table.schema.field("observation.imu").type) and \
+                not _fixed_width(pc.list_flatten(table.column("observation.imu")), 6):
+            out.add(rel, "observation.imu", "§4.4", "every IMU sample holds 6 values [ax, ay, az, gx, gy, gz]")
 
 
 def _check_columns(table: pa.Table, features: dict, rel: str, out: Findings) -> None:
@@ -114,7 +118,8 @@ def _check_columns(table: pa.Table, features: dict, rel: str, out: Findings) -> 
         _check_column_type(table, name, type_, feature, rel, out)
         if name.endswith("slam_trajectory"):
             col = table.column(name)
-            if np.any(pc.list_value_length(col).to_numpy(zero_copy_only=False) % 8):
+            points = _lengths(col)
+            if points is not None and np.any(points % 8):
                 out.add(rel, name, "§4.6", "a row holds a number of values not divisible by 8")
             if name + "_ns" in names and not _lockstep(table.column(name + "_ns"), col, 8):
                 out.add(rel, name + "_ns", "§8.1.3", "not in lockstep with the trajectory points")
@@ -127,12 +132,15 @@ def _check_column_type(table: pa.Table, name: str, type_: pa.DataType, feature: 
     dtype, shape = feature.get("dtype"), feature.get("shape") or []
     if feature.get("encoding") == "host_monotonic_ns":
         expected = pa.int64()
-    elif name.endswith("_force_matrix"):
-        expected = pa.list_(pa.from_numpy_dtype(np.dtype(dtype)))
     elif name == "observation.imu":
         expected = pa.list_(pa.list_(pa.float32()))
+    elif dtype:
+        expected = _list_of(dtype)
+        if expected is None:
+            out.add(rel, name, "§6.2", f"its feature's dtype {dtype!r} is not a numeric dtype")
+            return
     else:
-        expected = pa.list_(pa.from_numpy_dtype(np.dtype(dtype))) if dtype else type_
+        expected = type_
     if type_ != expected:
         out.add(rel, name, "App. C", f"type {type_}, but its feature (dtype {dtype}) needs {expected}")
         return
@@ -147,13 +155,13 @@ def _check_matrices(table: pa.Table, specs: dict, info: dict, rel: str, out: Fin
     for name in table.column_names:
         if not name.endswith("_force_matrix"):
             continue
-        lengths = pc.list_value_length(table.column(name)).to_numpy(zero_copy_only=False)
-        if np.any((lengths != 0) & (lengths != fm.FLAT)):
+        lengths = _lengths(table.column(name))
+        if lengths is None or np.any((lengths != 0) & (lengths != fm.FLAT)):
             out.add(rel, name, "§4.6", f"rows must hold {fm.FLAT} values or none")
         spec = specs.get(name)
         if not spec or "encoding" not in spec or "scale" not in spec:
             out.add(rel, name, "§8.1.4", "force_matrix_specs of the episode row lacks this column's encoding/scale")
-        elif spec.get("dtype") and pa.list_(pa.from_numpy_dtype(np.dtype(spec["dtype"]))) != table.schema.field(name).type:
+        elif spec.get("dtype") and _list_of(spec["dtype"]) != table.schema.field(name).type:
             out.add(rel, name, "§8.1.4", f"force_matrix_specs dtype {spec['dtype']} differs from the column type")
 
 
@@ -216,21 +224,39 @@ def _check_videos(paths: TaskPaths, n: EpisodeNumber, info: dict, rows: int, dec
             continue
         if frames != rows:
             out.add(rel, key, "DESIGN:video-integrity", f"{frames} frames but the episode has {rows} rows")
-        if key in cameras:
+        if key in cameras and pix_fmt in DEPTH_PIX_FMTS:
+            out.add(rel, key, "§4.8", f"depth stream ({pix_fmt}) is listed in cameras; depth slots appear only "
+                    "in video_extensions")
+        elif key in cameras:
             cam = cameras[key]
             if (cam.get("width"), cam.get("height")) != (width, height):
                 out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says {cam.get('width')}x{cam.get('height')}")
-        elif pix_fmt not in ("gray12le", "gray16le"):
+        elif pix_fmt not in DEPTH_PIX_FMTS:
             out.add(rel, key, "§4.8", f"depth stream has pixel format {pix_fmt}, expected gray12le (mp4) or gray16le (mkv)")
     return owned
 
 
+def _list_of(dtype: object) -> pa.DataType | None:
+    """list<dtype> for a numpy dtype name, None if it names no numeric dtype."""
+    try:
+        return pa.list_(pa.from_numpy_dtype(np.dtype(dtype)))
+    except (TypeError, pa.ArrowNotImplementedError):
+        return None
+
+
+def _lengths(col: pa.ChunkedArray) -> np.ndarray | None:
+    """Values per row of a list column; None if the column is not a list (its type is
+    reported by the type checks, the length rules cannot apply)."""
+    if not pa.types.is_list(col.type):
+        return None
+    return pc.list_value_length(col).to_numpy(zero_copy_only=False)
+
+
 def _fixed_width(col: pa.ChunkedArray, width: int) -> bool:
-    lengths = pc.list_value_length(col).to_numpy(zero_copy_only=False)
-    return bool(np.all(lengths == width))
+    lengths = _lengths(col)
+    return lengths is not None and bool(np.all(lengths == width))
 
 
 def _lockstep(times: pa.ChunkedArray, values: pa.ChunkedArray, per_item: int) -> bool:
-    a = pc.list_value_length(times).to_numpy(zero_copy_only=False)
-    b = pc.list_value_length(values).to_numpy(zero_copy_only=False)
-    return bool(np.array_equal(a * per_item, b))
+    a, b = _lengths(times), _lengths(values)
+    return a is not None and b is not None and bool(np.array_equal(a * per_item, b))

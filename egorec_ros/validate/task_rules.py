@@ -18,6 +18,7 @@ REQUIRED_KEYS = {
     "sensors": list, "sensor_dim": int, "calibration": dict, "total_episodes": int, "created_at": (int, float),
 }
 INFO = "meta/info.json"
+LAYOUT_KEYS = ("chunks_size", "data_path", "video_path", "episodes_path")
 
 
 def check_info(info: dict, out: Findings) -> None:
@@ -26,6 +27,8 @@ def check_info(info: dict, out: Findings) -> None:
             out.add(INFO, key, "§6.1", "required key is missing")
         elif not isinstance(info[key], types) or (types is int and isinstance(info[key], bool)):
             out.add(INFO, key, "§6.1", f"has type {type(info[key]).__name__}")
+    if isinstance(info.get("chunks_size"), int) and info["chunks_size"] < 1:
+        out.add(INFO, "chunks_size", "§1.3", f"is {info['chunks_size']}, must be >= 1")
     if info.get("sensor_dim", 256) != 256:
         out.add(INFO, "sensor_dim", "§6.4", f"is {info.get('sensor_dim')}, must be 256")
     for name, feature in (info.get("features") or {}).items():

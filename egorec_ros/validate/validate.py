@@ -9,7 +9,7 @@ from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.schema.info import FORMAT
 from egorec_ros.validate.episode_rules import check_episode
 from egorec_ros.validate.findings import Finding, Findings
-from egorec_ros.validate.task_rules import INFO, check_info, check_side_files, check_strays
+from egorec_ros.validate.task_rules import INFO, LAYOUT_KEYS, check_info, check_side_files, check_strays
 
 
 def validate_task(task_dir: str | Path, *, decode: bool = True, progress=None) -> list[Finding]:
@@ -30,10 +30,13 @@ def validate_task(task_dir: str | Path, *, decode: bool = True, progress=None) -
                 f"expected {FORMAT!r}; refusing to read further")
         return out.items
     check_info(info, out)
+    if any(f.file == INFO and f.where in LAYOUT_KEYS for f in out):
+        return out.items   # without a valid layout no file can be located
     paths = TaskPaths.from_info(root, info)
     episodes = paths.list_episodes()
     indices = {n.index for n in episodes}
-    if episodes and info.get("total_episodes", 0) < max(indices):
+    total = info.get("total_episodes")
+    if episodes and isinstance(total, int) and total < max(indices):
         out.add(INFO, "total_episodes", "§6.1", f"is {info.get('total_episodes')} but episode {max(indices)} exists")
     tasks = check_side_files(paths, indices, out)
     owned: set[Path] = set()
