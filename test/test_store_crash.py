@@ -215,7 +215,10 @@ def crash_before_data_file(monkeypatch: MonkeyPatch) -> None:
     monkeypatch.setattr(commit.atomic, "replace", replace)
 
 
-def test_crash_before_the_commit_point_sets_it_all_aside(tmp_path: Path, tiny: Tiny, monkeypatch: MonkeyPatch) -> None:
+def test_crash_before_the_commit_point_of_a_finished_episode_is_completed(tmp_path: Path, tiny: Tiny,
+                                                                        monkeypatch: MonkeyPatch) -> None:
+    """end() had verified everything and moved videos and the episode row; the data file
+    never moved. The recording was complete, so plain recover commits it whole."""
     task = tmp_path / "task"
     with TaskWriter(task) as writer:
         tiny.write(writer, 4)
@@ -225,13 +228,10 @@ def test_crash_before_the_commit_point_sets_it_all_aside(tmp_path: Path, tiny: T
         monkeypatch.undo()
     assert (task / "videos/chunk-000/gripper_rgb/episode-001.mp4").exists()   # moved before the crash
     proc = egorec("recover", str(task))
-    assert proc.returncode == 0 and "episode 2: set_aside" in proc.stdout, proc.stdout + proc.stderr
-    assert not list((task / "videos").rglob("episode-001.*"))   # no orphan left in place
-    aside = next((task / ".set_aside").iterdir())
-    moved = {"moved-gripper_rgb-episode-001.mp4", "moved-gripper_depth-episode-001.mp4",
-             "moved-chunk-000-episode-001.parquet"}   # the videos and the episode row already in place
-    assert {p.name for p in aside.iterdir()} >= moved | {"data.parquet", "manifest.json"}
+    assert proc.returncode == 0 and "episode 2: completed" in proc.stdout, proc.stdout + proc.stderr
     assert validate_task(task) == []
+    assert [len(e) for e in open_task(task)] == [4, 5]
+    assert not (task / ".set_aside").exists()
 
 
 def test_salvage_commits_a_finished_but_uncommitted_episode(tmp_path: Path, tiny: Tiny, monkeypatch: MonkeyPatch) -> None:

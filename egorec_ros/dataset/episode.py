@@ -102,8 +102,11 @@ class Episode:
 
     def rows_with_frames(self, keys: Sequence[str] | None = None,
                          columns: Sequence[str] | None = None) -> Iterator[tuple[dict, dict[str, np.ndarray]]]:
-        """(row, {key: frame}) in row order: frame i of every stream belongs to row i."""
+        """(row, {key: frame}) in row order: frame i of every stream belongs to row i.
+        ``columns=None``: every column but the force matrices (read those with force_matrices)."""
         keys = list(keys) if keys is not None else self.video_keys
+        if columns is None:  # force matrices are 187,500 values a row: ask for them by name
+            columns = [c for c in self.columns if not c.endswith("_force_matrix")]
         table = self.read(columns)
         streams = {k: self.frames(k) for k in keys}
         for i, row in enumerate(table.to_pylist()):

@@ -1,11 +1,12 @@
 """`egorec recover`: what to do with episodes staged by a run that did not finish.
 
 * commit point passed (data file in place): finish the commit (roll forward);
-* otherwise, by default: set the staged data aside under ``.set_aside/`` and recycle
-  the number — the spec's rule for aborted episodes (§1.3);
+* ``end()`` had finished (stopped and verified, episode row written) but the commit
+  stopped before its commit point: commit it whole — the recording was complete;
+* otherwise (interrupted while recording), by default: set the staged data aside under
+  ``.set_aside/`` and recycle the number — the spec's rule for aborted episodes (§1.3);
 * with ``salvage``: keep the rows the journal holds and the frames the videos hold,
-  cut to the shorter, and commit them as a complete, valid episode; an episode whose
-  ``end()`` had finished (its episode row was written) is committed whole.
+  cut to the shorter, and commit them as a complete, valid episode.
 
 Nothing is deleted: set-aside data stays on disk for a human to look at.
 """
@@ -48,7 +49,7 @@ class StagedEpisode:
             return f"episode {self.episode_index}: committed, metadata update interrupted (will be completed)"
         if self.finished:
             return (f"episode {self.episode_index}: finished, {self.journal_rows} rows; its commit was interrupted "
-                    f"before the data file moved into place (--salvage commits it whole) ({self.folder.name})")
+                    f"before the data file moved into place (recover commits it whole) ({self.folder.name})")
         frames = ", ".join(f"{k} {v}" for k, v in self.video_frames.items()) or "no videos"
         return (f"episode {self.episode_index}: interrupted while recording; {self.journal_rows or 0} rows "
                 f"journaled; readable frames: {frames} ({self.folder.name})")
@@ -93,7 +94,7 @@ def recover(task_dir: str | Path, *, salvage: bool = False) -> list[Action]:
             elif staged.committed:
                 commit_staged(paths, staged.folder, rebuild_stats=True)
                 actions.append(Action(staged.episode_index, "completed", -1, "finished the interrupted commit"))
-            elif salvage and staged.finished:
+            elif staged.finished:  # stopped and verified; only its commit was cut short
                 commit_staged(paths, staged.folder, rebuild_stats=True)
                 actions.append(Action(staged.episode_index, "completed", staged.journal_rows,
                                       "the episode was finished; committed it whole"))
