@@ -5,14 +5,21 @@ t_i + D (the latency budget); only samples that *arrived* by t_i + D can be in i
 Live recording advances the clock with the wall clock; replay (bags) advances it with
 each sample's recorded arrival time. Same samples -> same rows, in both modes.
 
-t0 is the stamp of the first master frame (after the episode start) near which every
-recorded video stream has a frame; a stream still silent after ``start_timeout`` is
-left out of the episode and reported.
+An episode holds the samples that arrived between its start and its stop + D (no row
+can take a later one; both drivers stop there) and were captured at or after its start.
+t0 is the stamp of the first master frame near which every recorded video stream has a
+frame; a stream that delivered nothing by ``start_timeout`` (or by the stop, if sooner)
+is left out of the episode and reported. Every sample pushed is counted (``counts.py``).
+
+A sample handed over after the clock passed its arrival by more than the margin (a
+starved recorder thread) was not there when a row it was in time for was built; it is
+treated as arriving just after the last decision taken (``restamped``), so its counts
+agree with the rows written.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -50,19 +57,27 @@ class _Stream:
     spec: StreamSpec
     queue: Any
     shapes: dict[str, tuple[int, ...]]
+    floor: int                       # smallest stamp that can still reach a row
+    excluded: bool = False           # video stream left out of the episode
     reasons: list[str] = field(default_factory=list)
+
+    @property
+    def is_video(self) -> bool:
+        return self.spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH)
 
 
 @dataclass(frozen=True)
 class AssemblyReport:
     rows: int
     t0: int | None
+    start_ns: int                    # the episode's bounds on the host clock: replaying the
+    stop_ns: int                     # same samples between them gives the same rows
     video_keys: list[str]
     missing_streams: list[str]
     streams: dict[str, dict]
     invalid_examples: dict[str, list[str]]
     unknown_streams: dict[str, int]
-    finalize_lag_ns: np.ndarray
+    finalize_lag_ns: np.ndarray      # clock - deadline when each row was built (live: the tick jitter)
 
     def drop_stats(self) -> dict:
         """The episode row's drop_stats: where every sample went, per stream."""
@@ -78,20 +93,17 @@ class Assembler:
                  config: AssemblyConfig = AssemblyConfig()) -> None:
         self.rig, self.output, self.config = rig, output, config
         self.start_ns = int(start_ns)
-        period = int(1e9 / rig.fps)
-        self._period = period
         self._latency = int(config.latency_ms * 1e6)
         self._margin = int(config.finalize_margin_ms * 1e6)
-        self._tolerance = int(config.tolerance_ticks * period)
+        self._tolerance = int(config.tolerance_ticks * 1e9 / rig.fps)
         kinds = {d.id: d.kind for d in rig.devices}
         self._streams: dict[str, _Stream] = {}
         for sid, spec in rig.streams.items():
             queue = {StreamKind.VIDEO: VideoQueue, StreamKind.DEPTH: VideoQueue,
-                     StreamKind.IMU: WindowQueue, StreamKind.TRAJECTORY: WindowQueue}.get(spec.kind)
-            q = queue() if queue else LatestQueue(period)
-            self._streams[sid] = _Stream(spec, q, intake.field_shapes(spec, kinds[spec.device]))
-        self._videos = [s for s in self._streams.values() if s.spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH)]
-        self._by_slot = {s.spec.slot: s for s in self._videos}
+                     StreamKind.IMU: WindowQueue, StreamKind.TRAJECTORY: WindowQueue}.get(spec.kind, LatestQueue)
+            self._streams[sid] = _Stream(spec, queue(), intake.field_shapes(spec, kinds[spec.device]),
+                                         floor=self.start_ns)
+        self._videos = [s for s in self._streams.values() if s.is_video]
         self._status: dict[str, list[_Stream]] = {}
         for s in self._streams.values():
             if s.spec.status:
@@ -103,28 +115,42 @@ class Assembler:
         self.rows = 0
         self.stop_ns: int | None = None
         self._lags: list[int] = []
+        self._sealed = self.start_ns - 1   # decisions were taken on every arrival up to here
+        self._rejected_until = -1         # master frames up to this stamp cannot be t0
+        self._timed_out = False
 
     # ---- input ---------------------------------------------------------------------
 
     def push(self, sample: Sample) -> None:
-        """Hand one sample over; rows whose deadline passed before it arrived are built first."""
+        """Hand one sample over; rows whose deadline passed before it arrived are built first.
+        A sample that arrived before the episode started is not part of it and not counted
+        (live, the recorder may already have set it aside; replay must agree)."""
+        if sample.arrival_ns < self.start_ns:
+            return
         self.advance(sample.arrival_ns)
         s = self._streams.get(sample.stream)
         if s is None:
             self._unknown[sample.stream] = self._unknown.get(sample.stream, 0) + 1
             return
-        s.queue.counts.received += 1
+        counts = s.queue.counts
+        counts.received += 1
         reason = intake.problem(sample, s.spec, s.shapes)
         if reason is not None:
-            s.queue.counts.invalid += 1
+            counts.invalid += 1
             if len(s.reasons) < MAX_REASONS:
                 s.reasons.append(f"stamp {sample.stamp_ns}: {reason}")
             return
-        floor = self.grid.t0 - self._period if self.grid else self.start_ns - self._period
-        if sample.stamp_ns <= floor or (self.stop_ns is not None and sample.stamp_ns > self.stop_ns):
-            s.queue.counts.outside += 1
+        if sample.stamp_ns < s.floor:
+            counts.outside += 1
             return
-        s.queue.add(Pending(sample.stamp_ns, sample.arrival_ns, sample.payload, sample.raw_stamp_ns))
+        if s.excluded:
+            counts.excluded += 1
+            return
+        arrival = sample.arrival_ns
+        if arrival <= self._sealed:
+            counts.restamped += 1
+            arrival = self._sealed + 1
+        s.queue.add(Pending(sample.stamp_ns, arrival, sample.payload, sample.raw_stamp_ns))
 
     # ---- clock ----------------------------------------------------------------------
 
@@ -141,19 +167,20 @@ class Assembler:
             if now_ns <= deadline + self._margin:
                 break
             self._build_row(t, deadline)
+            self._seal(deadline)
             self._lags.append(now_ns - deadline)
             built += 1
         return built
 
-    def finish(self, stop_ns: int) -> AssemblyReport:
-        """Build the remaining rows up to ``stop_ns`` (the episode end on the host clock)."""
+    def finish(self, stop_ns: int, now_ns: int | None = None) -> AssemblyReport:
+        """Build the remaining rows up to ``stop_ns`` (the episode end on the host clock) and
+        count what is left. Live mode passes the clock, replay nothing."""
         self.stop_ns = int(stop_ns)
-        self.advance(2**62)
+        self.advance(max(now_ns or 0, self.stop_ns + self.horizon_ns + 1))
         for s in self._streams.values():
-            s.queue.counts.outside += len(s.queue.pending)
-            s.queue.pending.clear()
+            s.queue.close(self._due(s))
         return AssemblyReport(
-            rows=self.rows, t0=self.grid.t0 if self.grid else None,
+            rows=self.rows, t0=self.grid.t0 if self.grid else None, start_ns=self.start_ns, stop_ns=self.stop_ns,
             video_keys=[s.spec.slot for s in self.included], missing_streams=self.missing,
             streams={sid: s.queue.counts.to_json() for sid, s in self._streams.items()},
             invalid_examples={sid: s.reasons for sid, s in self._streams.items() if s.reasons},
@@ -164,33 +191,63 @@ class Assembler:
         """How long after a tick its row is finalised (latency budget + margin)."""
         return self._latency + self._margin
 
+    @property
+    def latency_ns(self) -> int:
+        """D. A sample arriving after stop + D cannot be in any row: it is not part of the
+        episode (both drivers stop handing samples over there, so their counts agree)."""
+        return self._latency
+
     def counts(self) -> dict[str, StreamCounts]:
         return {sid: s.queue.counts for sid, s in self._streams.items()}
+
+    def _seal(self, instant: int) -> None:
+        self._sealed = max(self._sealed, instant)
+
+    def _due(self, s: _Stream) -> Callable[[int], int | None]:
+        """stamp -> deadline of the row a sample of ``s`` belongs to (None: after the last row)."""
+        grid, last = self.grid, self.rows - 1
+        if grid is None or last < 0:
+            return lambda stamp: None
+        row_of = grid.nearest if s.is_video else grid.index_at_or_after
+
+        def due(stamp: int) -> int | None:
+            i = row_of(stamp)
+            return grid.tick(i) + self._latency if i <= last else None
+        return due
 
     # ---- start ----------------------------------------------------------------------
 
     def _try_start(self, now_ns: int) -> bool:
-        timed_out = now_ns > self.start_ns + int(self.config.start_timeout_s * 1e9) + self._latency
-        candidates = self._videos
-        if timed_out:
-            candidates = [s for s in self._videos if any(p.stamp > self.start_ns - self._tolerance
-                                                         for p in s.queue.pending)]
-            candidates = [s for s in candidates if s.spec.kind is StreamKind.VIDEO
-                          or s.spec.master in {c.spec.slot for c in candidates}]
-        if not self._videos or (timed_out and not candidates):
-            if not timed_out and self._videos:
-                return False
+        if not self._videos:
             return self._start(self.start_ns, [])
+        timeout = int(self.config.start_timeout_s * 1e9)
+        if self.stop_ns is not None:
+            timeout = min(timeout, self.stop_ns - self.start_ns)
+        timeout_at = self.start_ns + timeout + self._latency
+        candidates = self._videos
+        if now_ns > timeout_at + self._margin:
+            if not self._timed_out:  # fewer streams to wait for: every master frame is a candidate again
+                self._timed_out, self._rejected_until = True, -1
+                self._seal(timeout_at)
+            delivered = [s for s in self._videos if any(p.arrival <= timeout_at for p in s.queue.pending)]
+            candidates = [s for s in delivered if s.spec.kind is StreamKind.VIDEO
+                          or s.spec.master in {c.spec.slot for c in delivered}]
+            if not candidates:
+                return self._start(self.start_ns, [])
         master = next((s for s in candidates if s.spec.slot == self.rig.master_slot),
-                      next(s for s in candidates if s.spec.kind is StreamKind.VIDEO))
+                      next((s for s in candidates if s.spec.kind is StreamKind.VIDEO), None))
+        if master is None:
+            return False
         for m in master.queue.pending:
-            if m.stamp < self.start_ns:
+            if m.stamp <= self._rejected_until:
                 continue
-            if m.stamp + self._latency + self._margin >= now_ns:
+            deadline = m.stamp + self._latency
+            if deadline + self._margin >= now_ns or (self.stop_ns is not None and m.stamp > self.stop_ns):
                 return False  # the next candidate's deadline has not passed yet
-            if m.arrival <= m.stamp + self._latency and all(
-                    self._has_frame_near(s, m.stamp) for s in candidates if s is not master):
+            if m.arrival <= deadline and all(self._has_frame_near(s, m.stamp) for s in candidates if s is not master):
                 return self._start(m.stamp, [master] + [s for s in candidates if s is not master])
+            self._rejected_until = m.stamp
+            self._seal(deadline)
         return False
 
     def _has_frame_near(self, s: _Stream, t: int) -> bool:
@@ -204,10 +261,14 @@ class Assembler:
         self.missing = [s.spec.id for s in self._videos if s not in included]
         self._master = included[0] if included else None
         for s in self._streams.values():
-            floor = t0 - (self._tolerance if s in included else self._period)
-            s.queue.drop_before(floor + 1)
-            if isinstance(s.queue, WindowQueue):
-                s.queue.closed_until = t0 - self._period
+            if s.is_video and s not in included:
+                s.excluded = True
+                s.queue.counts.excluded += len(s.queue.pending)
+                s.queue.pending.clear()
+                continue
+            # a video frame is usable from t0 - tolerance; row 0's window is (t_-1, t0]
+            s.floor = max(s.floor, t0 - self._tolerance if s.is_video else self.grid.tick(-1) + 1)
+            s.queue.drop_before(s.floor)
         self.output.begin([s.spec.slot for s in self.included])
         return True
 
@@ -218,22 +279,23 @@ class Assembler:
         frames: dict[str, Any] = {}
         chosen: dict[str, Pending] = {}
         forensic = self.rig.forensic_slot
+        previous = self.grid.tick(self.rows - 1)
         for s in self.included:
             if s.spec.kind is StreamKind.DEPTH:
                 continue
-            frame, repeated, skipped = s.queue.take(t, deadline, self._tolerance)
+            frame, repeated, gap = s.queue.take(t, deadline, self._tolerance, self._frame_due)
             frames[s.spec.slot], chosen[s.spec.slot] = frame.payload, frame
             if s.spec.slot == forensic:
-                values.update(host_ns=frame.arrival, rgb_dup=int(repeated), rgb_gap=skipped,
+                values.update(host_ns=frame.arrival, rgb_dup=int(repeated), rgb_gap=gap,
                               ts_src=int(frame.raw != 0))
         for s in self.included:
             if s.spec.kind is not StreamKind.DEPTH:
                 continue
             anchor = chosen[s.spec.master].stamp
-            frame, repeated, skipped = s.queue.take(anchor, deadline, self._tolerance)
+            frame, repeated, gap = s.queue.take(anchor, deadline, self._tolerance, self._frame_due)
             frames[s.spec.slot] = frame.payload
             if s.spec.master == forensic:
-                values.update(depth_ns=frame.stamp, depth_dup=int(repeated), depth_gap=skipped)
+                values.update(depth_ns=frame.stamp, depth_dup=int(repeated), depth_gap=gap)
         if self._master is not None:
             master = chosen[self._master.spec.slot]
             values["hardware_ns"] = master.stamp
@@ -242,14 +304,14 @@ class Assembler:
         for s in self._streams.values():
             kind = s.spec.kind
             if kind is StreamKind.LATEST:
-                p = s.queue.take(t, deadline)
+                p = s.queue.take(t, previous, deadline)
                 if p is not None:
                     for field_name, column in s.spec.columns.items():
                         values[column] = p.payload[field_name]
                     if s.spec.ns_column:
                         values[s.spec.ns_column] = p.stamp
             elif kind in (StreamKind.IMU, StreamKind.TRAJECTORY):
-                items = s.queue.take(t, deadline)
+                items = s.queue.take(t, previous, deadline)
                 if items:
                     key = "samples" if kind is StreamKind.IMU else "points"
                     ts = "ts" if kind is StreamKind.IMU else "ns"
@@ -263,3 +325,7 @@ class Assembler:
         values["wall_time"] = (t + self.config.wall_offset_ns) / 1e9
         self.output.row(values, frames)
         self.rows += 1
+
+    def _frame_due(self, stamp: int) -> int:
+        """Deadline of the tick nearest a video frame's stamp: the row it belongs to."""
+        return self.grid.tick(self.grid.nearest(stamp)) + self._latency

@@ -7,18 +7,24 @@ Three rules (§5.3, made exact):
 * ``LatestQueue`` latest-wins: the newest unused sample with stamp <= tick.
 * ``WindowQueue`` everything with stamp <= tick not yet written (IMU, SLAM points).
 
-A sample is eligible for tick t only if it arrived by the tick's deadline t + D, in
-live and replay mode alike: that is what makes both give the same rows.
+A sample is *visible* to the row of tick t only if it arrived by the row's deadline
+t + D. A queue decides about visible samples only and leaves the others pending,
+untouched: so what happens to a sample (and how it is counted) depends on its stamp
+and arrival alone, never on when it was handed over. That is what makes live and
+replay mode give the same rows and the same counts.
 """
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from egorec_ros.assembly.counts import StreamCounts
+
+# stamp -> deadline of the row the sample belongs to, or None if that row is after the episode
+Due = Callable[[int], "int | None"]
 
 
 @dataclass(order=True)
@@ -47,6 +53,23 @@ class _Queue:
         self.counts.outside += keep
         del self.pending[:keep]
 
+    def close(self, due: Due) -> None:
+        """The episode ended: count what is still pending (after the last row, or lost)."""
+        for p in self.pending:
+            deadline = due(p.stamp)
+            if deadline is None:
+                self.counts.outside += 1
+            else:
+                self._lost(p, deadline)
+        self.pending = []
+
+    def _lost(self, item: Pending, deadline: int) -> int:
+        """Count a sample that will never be written. Latest-wins and windows take every
+        visible sample of a row, so one still pending that belongs to a built row arrived
+        after that row's deadline."""
+        self.counts.late += 1
+        return 1
+
     def _note_alive(self, stamp: int) -> None:
         self.last_alive = max(self.last_alive, stamp)
 
@@ -56,81 +79,83 @@ class VideoQueue(_Queue):
         super().__init__()
         self.last: Pending | None = None
 
-    def take(self, t: int, deadline: int, tolerance: int) -> tuple[Pending | None, bool, int]:
-        """(frame, repeated, skipped frames) for the tick at ``t``."""
-        skipped = 0
-        # frames that can never be used again: older than the tolerance, or out of order
-        floor = t - tolerance
-        last_stamp = self.last.stamp if self.last is not None else -1
-        while self.pending and (self.pending[0].stamp < floor or self.pending[0].stamp <= last_stamp):
-            old = self.pending.pop(0)
-            if old.stamp <= last_stamp:
-                self.counts.out_of_order += 1
-            else:
-                skipped += 1
-                self._count_lost(old, deadline)
-        best = -1
-        for j, p in enumerate(self.pending):
+    def take(self, t: int, deadline: int, tolerance: int, due: Callable[[int], int]) -> tuple[Pending | None, bool, int]:
+        """(frame, repeated, frames lost since the previous row) for the tick (or master
+        frame stamp) ``t``; ``due`` gives the deadline of the tick nearest a stamp."""
+        last = self.last.stamp if self.last is not None else None
+        best: Pending | None = None
+        for p in self.pending:
             if p.stamp > t + tolerance:
                 break
             if p.arrival > deadline:
                 continue
             self._note_alive(p.stamp)
-            if best < 0 or abs(p.stamp - t) < abs(self.pending[best].stamp - t):
-                best = j
-        if best < 0:
+            if p.stamp < t - tolerance or (last is not None and p.stamp <= last):
+                continue
+            if best is None or abs(p.stamp - t) < abs(best.stamp - t):
+                best = p
+        # visible frames older than the chosen one (or than the tolerance) can never be used
+        limit = best.stamp if best is not None else t - tolerance
+        keep, gap = [], 0
+        for p in self.pending:
+            if p is best:
+                continue
+            if p.arrival <= deadline and (p.stamp < limit or (last is not None and p.stamp <= last)):
+                gap += self._lost(p, due(p.stamp))
+            else:
+                keep.append(p)
+        self.pending = keep
+        if best is None:
             if self.last is not None:
                 self.counts.repeated += 1
-            return self.last, True, skipped
-        chosen = self.pending[best]
-        for old in self.pending[:best]:
-            if old.arrival <= deadline:
-                skipped += 1
-                self.counts.skipped += 1
-            else:
-                self.counts.late += 1
-        del self.pending[:best + 1]
+            return self.last, True, gap
         self.counts.used += 1
-        self.last = chosen
-        return chosen, False, skipped
+        if best.arrival > due(best.stamp):
+            self.counts.delayed += 1
+        self.last = best
+        return best, False, gap
 
-    def _count_lost(self, item: Pending, deadline: int) -> None:
+    def _lost(self, item: Pending, deadline: int) -> int:
+        """Count a frame that will never be written; 1 if it is a hole in the stream."""
         if item.arrival > deadline:
             self.counts.late += 1
-        else:
-            self.counts.skipped += 1
+            return 1
+        if self.last is not None and item.stamp <= self.last.stamp:
+            self.counts.out_of_order += 1
+            return 0
+        self.counts.skipped += 1
+        return 1
 
 
 class LatestQueue(_Queue):
-    def __init__(self, period_ns: int) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.period = period_ns
         self.last_used = -1
 
-    def take(self, t: int, deadline: int) -> Pending | None:
-        """The newest sample with stamp <= t that arrived by the deadline. Older ones are
-        superseded (or late, if they came after the deadline); a row never goes back in
-        time, so a sample older than the last one used is late and dropped."""
-        newest = -1
+    def take(self, t: int, previous: int, deadline: int) -> Pending | None:
+        """The newest visible sample with stamp <= t. Older visible ones are superseded,
+        or late if they belonged to an earlier row (stamp <= the previous tick); a row
+        never goes back in time, so a sample not newer than the last one used is late."""
+        visible, rest = [], []
         for j, p in enumerate(self.pending):
             if p.stamp > t:
+                rest.extend(self.pending[j:])
                 break
-            if p.arrival <= deadline:
-                newest = j
-        if newest < 0:
+            (visible if p.arrival <= deadline else rest).append(p)
+        if not visible:
             return None
-        chosen = self.pending[newest]
-        for old in self.pending[:newest]:
-            if old.arrival <= deadline:
-                self.counts.superseded += 1
-            else:
+        self.pending = rest
+        chosen = visible.pop()
+        for old in visible:
+            if old.stamp <= previous:
                 self.counts.late += 1
-        del self.pending[:newest + 1]
+            else:
+                self.counts.superseded += 1
         if chosen.stamp <= self.last_used:
             self.counts.late += 1
             return None
-        if chosen.stamp <= t - self.period:  # belonged to an earlier row but arrived after its deadline
-            self.counts.late += 1
+        if chosen.stamp <= previous:
+            self.counts.delayed += 1
         self.last_used = chosen.stamp
         self.counts.used += 1
         self._note_alive(chosen.stamp)
@@ -138,25 +163,20 @@ class LatestQueue(_Queue):
 
 
 class WindowQueue(_Queue):
-    """Samples with stamp in (t_{i-1}, t_i] go into row i; one that arrives after row i
-    was written goes into the next row (with its true stamp) and is counted late."""
+    """Samples with stamp in (t_{i-1}, t_i] go into row i; one that arrives after row i's
+    deadline goes into the first row whose deadline it made (with its true stamp) and
+    is counted delayed."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.closed_until = -1
-
-    def take(self, t: int, deadline: int) -> list[Pending]:
+    def take(self, t: int, previous: int, deadline: int) -> list[Pending]:
         out, rest = [], []
-        for p in self.pending:
-            if p.stamp <= t and p.arrival <= deadline:
-                if p.stamp <= self.closed_until:
-                    self.counts.late += 1
-                out.append(p)
-            else:
-                rest.append(p)
+        for j, p in enumerate(self.pending):
+            if p.stamp > t:
+                rest.extend(self.pending[j:])
+                break
+            (out if p.arrival <= deadline else rest).append(p)
         self.pending = rest
-        self.closed_until = t
         self.counts.used += len(out)
+        self.counts.delayed += sum(p.stamp <= previous for p in out)
         if out:
             self._note_alive(out[-1].stamp)
         return out

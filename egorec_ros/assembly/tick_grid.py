@@ -31,3 +31,10 @@ class TickGrid:
         while self.tick(i) < t:
             i += 1
         return i
+
+    def nearest(self, t: int) -> int:
+        """Index of the tick nearest ``t`` (the earlier one on a tie), never below 0."""
+        i = self.index_at_or_after(t)
+        if i > 0 and t - self.tick(i - 1) <= self.tick(i) - t:
+            return i - 1
+        return i

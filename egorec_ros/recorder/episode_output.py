@@ -11,15 +11,19 @@ from egorec_ros.store import EpisodeWriter, TaskWriter
 
 
 class EpisodeOutput:
+    """``number`` forces the episode number (conversion workers stage provisionally
+    numbered episodes in a private task dir); None takes the task's next number."""
+
     def __init__(self, writer: TaskWriter, rig: Rig, *, task: str | None = None,
-                 created_at: float | None = None) -> None:
+                 created_at: float | None = None, number: int | None = None) -> None:
         self._writer, self._rig, self._task, self._created_at = writer, rig, task, created_at
+        self._number = number
         self.episode: EpisodeWriter | None = None
 
     def begin(self, video_keys: list[str]) -> None:
         decl = declaration(self._rig)
         decl = dataclasses.replace(decl, videos=tuple(v for v in decl.videos if v.key in video_keys))
-        self.episode = self._writer.begin(decl, task=self._task, created_at=self._created_at)
+        self.episode = self._writer.begin(decl, task=self._task, created_at=self._created_at, number=self._number)
 
     def row(self, values: dict[str, Any], frames: dict[str, Any]) -> None:
         self.episode.append(values, frames)

@@ -1,34 +1,76 @@
 """Replay mode: a finished, arrival-ordered stream of samples through the assembler
 into one episode (the converter and the tests use this; the live recorder does the
-same with the wall clock)."""
+same with the wall clock).
+
+Two things differ from a live recording because the stream is finished:
+
+* the samples come as fast as they can be read, so the producer waits while the
+  episode's encoders or row sink are more than ``max_backlog`` frames / ``2`` row
+  buffers behind: memory stays flat however long the stream (a bag of an hour);
+* the episode ends at ``stop_ns`` or half a tick after the last video frame, whichever
+  comes first: past the last frame of every camera there is nothing to put in a row
+  (a live recorder would repeat that frame until it is stopped).
+"""
 from __future__ import annotations
 
+import time
 from typing import Iterable
 
 from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.recorder.episode_output import EpisodeOutput
+from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
-from egorec_ros.store import EpisodeResult, TaskWriter
+from egorec_ros.store import EpisodeResult, EpisodeWriter, TaskWriter
+
+MAX_BACKLOG = 16            # frames queued per encoder before the producer waits
+MAX_ROW_BUFFERS = 2         # flushed row buffers queued for the row sink
+_WAIT_S = 0.002
 
 
 def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, start_ns: int, stop_ns: int,
                    task: str | None = None, config: AssemblyConfig = AssemblyConfig(),
-                   created_at: float | None = None) -> tuple[EpisodeResult | None, AssemblyReport]:
+                   created_at: float | None = None, number: int | None = None, commit: bool = True,
+                   max_backlog: int = MAX_BACKLOG) -> tuple[EpisodeResult | None, AssemblyReport]:
     """One episode from ``samples`` (in arrival order) between start_ns and stop_ns.
-    Returns (None, report) if no row could be built (e.g. no video stream ever delivered)."""
-    output = EpisodeOutput(writer, rig, task=task, created_at=created_at)
+
+    ``number`` forces the episode number and ``commit=False`` leaves the finished episode
+    staged (``TaskWriter.adopt`` commits it elsewhere): what conversion workers do.
+    Returns (None, report) if no row could be built (e.g. no video stream ever delivered);
+    nothing is written then."""
+    output = EpisodeOutput(writer, rig, task=task, created_at=created_at, number=number)
     assembler = Assembler(rig, output, start_ns=start_ns, config=config)
+    videos = {sid for sid, s in rig.streams.items() if s.kind is StreamKind.VIDEO}
+    half_tick = int(1e9 / rig.fps) // 2
+    last_frame: int | None = None
     try:
         for sample in samples:
-            if sample.arrival_ns > stop_ns + assembler.horizon_ns:
+            if sample.arrival_ns > stop_ns + assembler.latency_ns:
                 break
             assembler.push(sample)
-        report = assembler.finish(stop_ns)
+            if sample.stream in videos:
+                last_frame = sample.stamp_ns if last_frame is None else max(last_frame, sample.stamp_ns)
+            if output.episode is not None:
+                _wait_for_backlog(output.episode, max_backlog)
+        end = stop_ns if last_frame is None else min(stop_ns, last_frame + half_tick)
+        report = assembler.finish(end)
     except BaseException:
         if output.episode is not None:
             output.episode.abort()
         raise
     if output.episode is None:
         return None, report
-    return output.episode.end(report.drop_stats()), report
+    if report.rows == 0:
+        output.episode.abort()
+        return None, report
+    return output.episode.end(report.drop_stats(), commit=commit), report
+
+
+def _wait_for_backlog(episode: EpisodeWriter, max_frames: int) -> None:
+    """Block while the episode's background writers are too far behind."""
+    while True:
+        backlog = episode.backlog
+        rows = backlog.pop("rows")
+        if rows <= MAX_ROW_BUFFERS and max(backlog.values(), default=0) <= max_frames:
+            return
+        time.sleep(_WAIT_S)

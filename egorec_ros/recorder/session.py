@@ -106,6 +106,10 @@ class Recorder:
 
     def _loop(self) -> None:
         while self._running:
+            # the clock is read before the inbox is emptied: every sample that arrived by
+            # ``now`` (up to the assembler's margin for a thread between stamping and
+            # handing over) is in this batch, so rows built up to ``now`` miss none of them
+            now = self.clock()
             batch = []
             while True:
                 try:
@@ -118,23 +122,34 @@ class Recorder:
             if episode is None:
                 self._idle += len(batch)
             else:
-                self._step(episode, batch)
+                self._step(episode, batch, now)
             time.sleep(TICK_SLEEP_S)
 
-    def _step(self, episode: _Episode, batch: list[Sample]) -> None:
+    def _step(self, episode: _Episode, batch: list[Sample], now: int) -> None:
+        """Push the batch and build the rows that are due; finish the episode once its last
+        row is due. Samples that arrived after stop + D belong to no episode (as in replay)."""
+        assembler = episode.assembler
         try:
-            for sample in batch:
-                episode.assembler.push(sample)
-            now = self.clock()
-            episode.assembler.advance(now)
             stop = episode.stop_ns
-            if stop is not None and now > stop + episode.assembler.horizon_ns:
-                episode.report = episode.assembler.finish(stop)
-                if episode.output.episode is not None:
-                    episode.result = episode.output.episode.end(episode.report.drop_stats())
-                self._finish(episode)
+            for i, sample in enumerate(batch):
+                if stop is not None and sample.arrival_ns > stop + assembler.latency_ns:
+                    self._idle += len(batch) - i
+                    break
+                assembler.push(sample)
+            if stop is None or now <= stop + assembler.horizon_ns:
+                assembler.advance(now)
+                return
+            episode.report = assembler.finish(stop, now)
+            if episode.output.episode is not None:
+                episode.result = episode.output.episode.end(episode.report.drop_stats())
+            self._finish(episode)
         except BaseException as exc:  # the episode fails, the recorder keeps running
             episode.error = exc
+            if episode.output.episode is not None:
+                try:  # keep the rows written so far, and free the writer for the next episode
+                    episode.output.episode.end({"error": f"{type(exc).__name__}: {exc}"})
+                except Exception:
+                    pass  # the staged episode is left for `egorec recover`; the writer is free either way
             self._finish(episode)
 
     def _finish(self, episode: _Episode) -> None:
