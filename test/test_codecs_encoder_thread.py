@@ -135,3 +135,24 @@ def test_submit_never_waits_for_the_encoder(tmp_path: Path) -> None:
     # all 30 together took a small part of the 0.6 s the encoder needs
     assert max(times) < 0.02 and sum(times) < 0.06
     assert encoder.close() == 30 and encoder.backlog == 0
+
+
+def test_a_slow_encoder_makes_submit_wait_instead_of_growing_memory(tmp_path: Path) -> None:
+    """The queue is bounded: with an encoder slower than the caller, submit waits (and says
+    how long in blocked_s); every submission still becomes exactly one frame."""
+    writer = open_video_writer(tmp_path / "slow.mp4", 64, 48, 30)
+    real_write = writer.write
+
+    def slow_write(frame):
+        time.sleep(0.01)
+        real_write(frame)
+    writer.write = slow_write
+    encoder = BackgroundEncoder(writer, "slow", max_backlog=3)
+    frame = np.zeros((48, 64, 3), np.uint8)
+    peak = 0
+    for _ in range(30):
+        encoder.submit(frame)
+        peak = max(peak, encoder.backlog)
+    assert peak <= 3 + 1  # the queue, plus the frame being encoded
+    assert encoder.blocked_s > 0.1
+    assert encoder.close() == 30

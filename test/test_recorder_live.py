@@ -16,6 +16,7 @@ from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.dataset.task import open_task
 from egorec_ros.recorder.replay import record_samples
+from egorec_ros.recorder import session
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.resize import with_video_sizes
@@ -142,3 +143,28 @@ def test_back_to_back_live_episodes_do_not_leak_into_each_other(tmp_path):
         assert report.start_ns <= hw.min() and hw.max() <= report.stop_ns + tolerance
         assert len(hw) == result.rows and np.all(np.diff(hw) >= 0), "in order (equal: a repeated frame)"
     assert episodes[0][1].stop_ns < episodes[1][1].start_ns
+
+
+def test_a_flood_of_samples_is_counted_not_queued_without_bound(tmp_path, monkeypatch) -> None:
+    """When the tick thread is far behind, on_sample never blocks the driver thread and
+    never lets the inbox grow without bound: what does not fit is dropped and counted."""
+    monkeypatch.setattr(session, "MAX_INBOX", 8)
+    rig = with_video_sizes(load_rig("uvc_pair"), SIZE)
+    frame = np.zeros((SIZE[1], SIZE[0], 3), np.uint8)
+    with TaskWriter(tmp_path / "task") as writer:
+        recorder = Recorder(rig, writer, config=CONFIG)
+        recorder.start_episode()
+        now = time.time_ns()
+        pushed = 2000
+        started = time.perf_counter()
+        for i in range(pushed):
+            recorder.on_sample(Sample("cam0.rgb", now + i * MS, 0, frame))
+        elapsed = time.perf_counter() - started
+        overflow = recorder.status().overflow.get("cam0.rgb", 0)
+        time.sleep(0.3)
+        _, report = recorder.stop_episode()
+        recorder.close()
+    assert elapsed < 1.0, "on_sample must not wait for the tick thread"
+    assert overflow > 0
+    received = report.streams["cam0.rgb"]["received"]
+    assert received + overflow == pushed

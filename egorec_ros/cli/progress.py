@@ -35,6 +35,8 @@ def describe_status(status: RecorderStatus, elapsed_s: float) -> str:
     received = sum(status.received.values())
     rate = received / elapsed_s if elapsed_s > 0 else 0.0
     dropped = {k: v for k, v in status.dropped.items() if v}
+    for k, v in status.overflow.items():
+        dropped[k] = dropped.get(k, 0) + v
     worst = max(status.backlog.items(), key=lambda kv: kv[1], default=("-", 0))
     drops = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items(), key=lambda kv: -kv[1])[:3])
     return (f"rows {status.rows}  samples {received} ({rate:.0f}/s)  "

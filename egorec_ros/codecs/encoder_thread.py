@@ -1,7 +1,11 @@
 """A video writer in its own thread, so whoever builds rows never waits for an encoder.
 
-``submit`` only appends to an unbounded queue (a fraction of a microsecond; the caller
-watches ``backlog`` to see an encoder falling behind). The thread decodes lazy frames
+``submit`` only appends to a queue (a fraction of a microsecond; the caller watches
+``backlog`` to see an encoder falling behind). The queue is bounded (``max_backlog``
+frames, 2 s at 30 fps by default): an encoder that cannot keep up makes ``submit`` wait
+(``blocked_s`` says how long in total) instead of letting memory grow until the process
+dies — in replay that is plain back-pressure, in a live recording the rows are then
+built late and the assembler counts the samples that missed their deadline. The thread decodes lazy frames
 (e.g. a JPEG from a bag) and encodes; PyAV releases the GIL inside FFmpeg, so encoders
 of several streams run on several cores.
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 
 import numpy as np
 
@@ -24,6 +29,7 @@ from egorec_ros.assembly.sample import LazyFrame, frame_array
 from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
 
 MAX_REASONS = 20        # substitution reasons kept; the count covers all
+MAX_BACKLOG = 60        # frames queued per stream before submit waits
 _CLOSE = object()
 
 
@@ -34,12 +40,13 @@ class EncoderError(RuntimeError):
 class BackgroundEncoder:
     """Encodes one stream in its own thread; owns ``writer`` (only that thread writes to it)."""
 
-    def __init__(self, writer: VideoFileWriter, name: str):
+    def __init__(self, writer: VideoFileWriter, name: str, max_backlog: int = MAX_BACKLOG):
         self.writer = writer
         self.name = name
         self.substituted = 0
         self.substitution_reasons: list[str] = []
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.Queue = queue.Queue(maxsize=max_backlog)
+        self.blocked_s = 0.0
         self._submitted = 0
         self._processed = 0
         self._previous: np.ndarray | None = None
@@ -63,7 +70,12 @@ class BackgroundEncoder:
             raise RuntimeError(f"stream {self.name!r}: submit after close")
         self._raise_if_failed()
         self._submitted += 1
-        self._queue.put(payload)
+        try:
+            self._queue.put_nowait(payload)
+        except queue.Full:
+            waited = time.perf_counter()
+            self._queue.put(payload)
+            self.blocked_s += time.perf_counter() - waited
 
     def close(self) -> int:
         """Encode what is queued, close the file; frames written. Raises EncoderError if the

@@ -11,6 +11,7 @@ import dataclasses
 import queue
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -21,6 +22,7 @@ from egorec_ros.rig.model import Rig
 from egorec_ros.store import EpisodeResult, TaskWriter
 
 TICK_SLEEP_S = 0.004
+MAX_INBOX = 4000  # samples waiting for the tick thread: ~3 s of the Appendix B rig
 
 
 @dataclass
@@ -42,13 +44,15 @@ class RecorderStatus:
     dropped: dict[str, int]       # repeated + skipped + late + invalid, per stream
     backlog: dict[str, int]
     idle_samples: int
+    overflow: dict[str, int]      # dropped at hand-over: the tick thread was too far behind
 
 
 class Recorder:
     def __init__(self, rig: Rig, writer: TaskWriter, *, config: AssemblyConfig = AssemblyConfig(),
                  clock: Callable[[], int] = time.time_ns) -> None:
         self.rig, self.writer, self.config, self.clock = rig, writer, config, clock
-        self._inbox: queue.SimpleQueue[Sample] = queue.SimpleQueue()
+        self._inbox: queue.Queue[Sample] = queue.Queue(maxsize=MAX_INBOX)
+        self._overflow: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._episode: _Episode | None = None
         self._idle = 0
@@ -60,13 +64,20 @@ class Recorder:
 
     def on_sample(self, sample: Sample) -> None:
         """Hand a sample over from any thread. Its arrival is stamped here, on receipt:
-        that is the time the latency budget is measured against."""
-        self._inbox.put(dataclasses.replace(sample, arrival_ns=self.clock()))
+        that is the time the latency budget is measured against. Never blocks the caller:
+        if the tick thread is seconds behind, the sample is dropped and counted (overflow)
+        rather than queued until memory runs out."""
+        try:
+            self._inbox.put_nowait(dataclasses.replace(sample, arrival_ns=self.clock()))
+        except queue.Full:
+            with self._lock:
+                self._overflow[sample.stream] += 1
 
     def start_episode(self, *, task: str | None = None) -> None:
         with self._lock:
             if self._episode is not None:
                 raise RuntimeError("an episode is already being recorded; stop it first")
+            self._overflow.clear()
             now = self.clock()
             output = EpisodeOutput(self.writer, self.rig, task=task,
                                    created_at=(now + self.config.wall_offset_ns) / 1e9)
@@ -94,7 +105,7 @@ class Recorder:
             recording=episode is not None, rows=episode.assembler.rows if episode else 0,
             received={k: c.received for k, c in counts.items()},
             dropped={k: c.repeated + c.skipped + c.late + c.invalid for k, c in counts.items()},
-            backlog=backlog, idle_samples=self._idle)
+            backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow))
 
     def close(self) -> None:
         if self._episode is not None:
@@ -140,8 +151,13 @@ class Recorder:
                 assembler.advance(now)
                 return
             episode.report = assembler.finish(stop, now)
+            drops = episode.report.drop_stats()
+            with self._lock:
+                if self._overflow:
+                    drops["recorder_overflow"] = dict(self._overflow)
+                self._overflow.clear()
             if episode.output.episode is not None:
-                episode.result = episode.output.episode.end(episode.report.drop_stats())
+                episode.result = episode.output.episode.end(drops)
             self._finish(episode)
         except BaseException as exc:  # the episode fails, the recorder keeps running
             episode.error = exc
