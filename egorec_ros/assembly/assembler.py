@@ -111,6 +111,7 @@ class Assembler:
         self._unknown: dict[str, int] = {}
         self.grid: TickGrid | None = None
         self.included: list[_Stream] = []
+        self._master: _Stream | None = None      # its frame stamps give hardware_ns
         self.missing: list[str] = []
         self.rows = 0
         self.stop_ns: int | None = None
