@@ -10,11 +10,19 @@ Two things differ from a live recording because the stream is finished:
 * the episode ends at ``stop_ns`` or half a tick after the last video frame, whichever
   comes first: past the last frame of every camera there is nothing to put in a row
   (a live recorder would repeat that frame until it is stopped).
+
+The producer (reading, assembling, building rows) is busy Python, and each encoder
+thread needs the GIL for a moment per frame between its FFmpeg calls; with Python's
+default 5 ms switch interval the slowest encoder waits up to that long each time, and
+the episode took ~40 % longer than its encoding alone (bench/bench_convert.py). So the
+switch interval is 0.5 ms while an episode is replayed.
 """
 from __future__ import annotations
 
+import sys
 import time
-from typing import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
 from egorec_ros.assembly.sample import Sample
@@ -25,6 +33,7 @@ from egorec_ros.store import EpisodeResult, EpisodeWriter, TaskWriter
 
 MAX_BACKLOG = 16            # frames queued per encoder before the producer waits
 MAX_ROW_BUFFERS = 2         # flushed row buffers queued for the row sink
+GIL_SWITCH_S = 0.0005       # how long a thread may hold the GIL while encoder threads wait for it
 _WAIT_S = 0.002
 
 
@@ -43,27 +52,38 @@ def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, s
     videos = {sid for sid, s in rig.streams.items() if s.kind is StreamKind.VIDEO}
     half_tick = int(1e9 / rig.fps) // 2
     last_frame: int | None = None
-    try:
-        for sample in samples:
-            if sample.arrival_ns > stop_ns + assembler.latency_ns:
-                break
-            assembler.push(sample)
-            if sample.stream in videos:
-                last_frame = sample.stamp_ns if last_frame is None else max(last_frame, sample.stamp_ns)
+    with _short_gil_switch():
+        try:
+            for sample in samples:
+                if sample.arrival_ns > stop_ns + assembler.latency_ns:
+                    break           # not part of the episode (the live recorder stops there too)
+                assembler.push(sample)
+                if sample.stream in videos:
+                    last_frame = sample.stamp_ns if last_frame is None else max(last_frame, sample.stamp_ns)
+                if output.episode is not None:
+                    _wait_for_backlog(output.episode, max_backlog)
+            end = stop_ns if last_frame is None else min(stop_ns, last_frame + half_tick)
+            report = assembler.finish(end)
+        except BaseException:
             if output.episode is not None:
-                _wait_for_backlog(output.episode, max_backlog)
-        end = stop_ns if last_frame is None else min(stop_ns, last_frame + half_tick)
-        report = assembler.finish(end)
-    except BaseException:
-        if output.episode is not None:
+                output.episode.abort()
+            raise
+        if output.episode is None:
+            return None, report
+        if report.rows == 0:
             output.episode.abort()
-        raise
-    if output.episode is None:
-        return None, report
-    if report.rows == 0:
-        output.episode.abort()
-        return None, report
-    return output.episode.end(report.drop_stats(), commit=commit), report
+            return None, report
+        return output.episode.end(report.drop_stats(), commit=commit), report
+
+
+@contextmanager
+def _short_gil_switch() -> Iterator[None]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, GIL_SWITCH_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 def _wait_for_backlog(episode: EpisodeWriter, max_frames: int) -> None:

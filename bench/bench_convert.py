@@ -1,0 +1,248 @@
+"""`egorec convert` benchmark: throughput against a bare lower bound, and peak memory.
+
+    .venv/bin/python bench/bench_convert.py [--quick] [--bags DIR]
+
+Bags: the spec's Appendix B rig simulated (egorec_ros.sim, default flaws), written as
+rosbag2 mcap with zstd chunk compression; colour cameras as sensor_msgs/CompressedImage
+JPEG (raw 1280x960 RGB would make a 60 s bag 30 GB), depth as raw 16UC1 Image, force
+matrices, IMU, SLAM, gloves as published. Writing the bags is setup, not timed; with
+--bags DIR they are kept and reused.
+
+Throughput: wall time of converting one bag (serial, in this process) against a lower
+bound measured in the same run: reading every message of the bag, decoding the image
+payloads (PyAV mjpeg / numpy) and encoding the same frames with bare PyAV, with the
+writer's encoder settings (codecs.video.encoder_settings, codecs.depth), one thread per
+stream as the converter has. The bound does nothing else: no deserialising of the other
+messages, no rows, no parquet, no force-matrix coding. Runs alternate, best of N.
+
+Memory: peak RSS of `egorec convert` (a child process: its VmHWM, and VmRSS sampled
+over the run) for a short and a 4x longer bag of the same rig; flat means the
+long bag needs no more memory than the short one.
+
+Default (~5 min on 2 cores, plus writing the bags the first time): throughput on a 60 s
+bag at 640x480, memory for 15 s and 60 s bags at 320x240. --full: best of 2, the rig's
+real sizes too, memory for 60 s and 240 s bags. The machine may be shared: wall times
+are noisy, CPU seconds less so; both ratios are printed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+
+from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
+from egorec_ros.codecs.video import VideoCodec, add_video_stream, encoder_settings
+from egorec_ros.converter.bagfile import open_bag
+from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.converter.convert_run import convert_bags
+from egorec_ros.converter.episode_job import ConvertSettings
+from egorec_ros.converter.payloads.images import COMPRESSED_IMAGE
+from egorec_ros.recorder.replay import GIL_SWITCH_S
+from egorec_ros.rig.kinds import StreamKind
+from egorec_ros.rig.load import load_rig
+from egorec_ros.rig.model import Rig
+from egorec_ros.rig.resize import with_video_sizes
+from egorec_ros.sim.replay import simulate
+
+FPS = Fraction(30)
+START_NS = 1_767_225_600_000_000_000
+QUEUE_FRAMES = 64
+
+
+def rig_at(size: tuple[int, int] | None) -> Rig:
+    rig = load_rig("appendix_b")
+    return with_video_sizes(rig, size) if size else rig
+
+
+def make_bag(folder: Path, rig: Rig, seconds: float, label: str) -> Path:
+    path = folder / f"appendix_b_{label}_{seconds:g}s"
+    if path.exists():
+        return path
+    jpeg = {s.id: COMPRESSED_IMAGE for s in rig.streams.values() if s.kind is StreamKind.VIDEO}
+    t = time.perf_counter()
+    write_bag(path, simulate(rig, seconds, seed=1, start_ns=START_NS), rig.streams.values(), storage="rosbag2/mcap",
+              compression="storage", msgtypes=jpeg)
+    size = sum(p.stat().st_size for p in path.iterdir()) / 1e6
+    print(f"  (setup: wrote {path.name}, {size:.0f} MB, in {time.perf_counter() - t:.0f} s)", flush=True)
+    return path
+
+
+# ---- lower bound ------------------------------------------------------------------------
+
+def _encode_stream(frames: queue.Queue, path: Path, width: int, height: int, depth: bool) -> None:
+    """Decode and encode one stream's frames with bare PyAV, as they come."""
+    settings = hevc_depth_settings() if depth else encoder_settings(VideoCodec())
+    container = av.open(str(path), "w")
+    stream = add_video_stream(container, settings, width, height, FPS)
+    jpeg = av.CodecContext.create("mjpeg", "r")
+    n = 0
+    while (msg := frames.get()) is not None:
+        if depth:
+            pixels = np.frombuffer(msg.data, np.uint16).reshape(height, width)   # 16UC1, step = 2 * width
+            vf = code_frame(pixels)
+        else:
+            (decoded,) = jpeg.decode(av.Packet(bytes(msg.data)))
+            vf = av.VideoFrame.from_ndarray(decoded.to_ndarray(format="rgb24"), format="rgb24")
+        vf.pts = n
+        for packet in stream.encode(vf):
+            container.mux(packet)
+        n += 1
+    for packet in stream.encode(None):
+        container.mux(packet)
+    container.close()
+
+
+def lower_bound(bag_path: Path, rig: Rig, out: Path) -> float:
+    """Seconds to read the bag, decode its images and encode them again, nothing else (with
+    the converter's GIL switch interval, so the encoder threads get the same chances)."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(GIL_SWITCH_S)
+    try:
+        return _lower_bound(bag_path, rig, out)
+    finally:
+        sys.setswitchinterval(previous)
+
+
+def _lower_bound(bag_path: Path, rig: Rig, out: Path) -> float:
+    streams = {s.topic: s for s in rig.streams.values() if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH)}
+    out.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    queues = {topic: queue.Queue(QUEUE_FRAMES) for topic in streams}
+    threads = [threading.Thread(target=_encode_stream, args=(queues[topic], out / f"{s.slot}.mp4",
+                                                              int(s.source["width"]), int(s.source["height"]),
+                                                              s.kind is StreamKind.DEPTH))
+               for topic, s in streams.items()]
+    for thread in threads:
+        thread.start()
+    with open_bag(bag_path) as bag:
+        for raw in bag.messages():
+            q = queues.get(raw.topic)
+            if q is not None:
+                q.put(bag.decode(raw))
+    for q in queues.values():
+        q.put(None)
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - t
+
+
+def converter(bag_path: Path, rig: Rig, out: Path) -> tuple[float, int]:
+    """(seconds, rows) of `egorec convert` in this process, serial."""
+    t = time.perf_counter()
+    result = convert_bags([bag_path], ConvertSettings(rig, "bench"), out=out, progress=False)
+    took = time.perf_counter() - t
+    if result.failures:
+        raise RuntimeError(result.failures)
+    return took, sum(o.rows for b in result.bags for _, o in b.episodes)
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def throughput(label: str, rig: Rig, bag: Path, scratch: Path, repeats: int) -> None:
+    """Best wall time of each over alternating runs; CPU seconds too, which a busy machine
+    disturbs less than wall time."""
+    walls: dict[str, list[float]] = {"convert": [], "bound": []}
+    cpus: dict[str, list[float]] = {"convert": [], "bound": []}
+    rows = 0
+    for i in range(repeats):
+        for name in ("bound", "convert"):
+            cpu, t = _cpu(), time.perf_counter()
+            if name == "bound":
+                lower_bound(bag, rig, scratch / f"bound{i}")
+            else:
+                rows = converter(bag, rig, scratch / f"conv{i}")[1]
+            walls[name].append(time.perf_counter() - t)
+            cpus[name].append(_cpu() - cpu)
+        print(f"    run {i + 1}: convert {walls['convert'][-1]:6.1f} s ({cpus['convert'][-1]:.1f} s CPU)   "
+              f"bound {walls['bound'][-1]:6.1f} s ({cpus['bound'][-1]:.1f} s CPU)", flush=True)
+    wall, bound = min(walls["convert"]), min(walls["bound"])
+    cpu_ratio = min(cpus["convert"]) / min(cpus["bound"])
+    print(f"  {label}: {rows} rows; convert {wall:.1f} s ({rows / wall:.1f} rows/s), lower bound {bound:.1f} s: "
+          f"wall ratio {wall / bound:.2f}, CPU ratio {cpu_ratio:.2f} (target <= 1.25)", flush=True)
+
+
+# ---- memory ---------------------------------------------------------------------------------
+
+def peak_memory(bag: Path, rig_args: list[str], out: Path) -> tuple[float, list[float], float]:
+    """(peak RSS MiB, VmRSS MiB at 10 %, 20 %, ... 100 % of the run, seconds) of `egorec convert`.
+
+    The peak is the child's VmHWM, read until it exits (its rusage ru_maxrss is no good here:
+    Linux carries the parent's high-water mark over fork and exec)."""
+    child = subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", "convert", str(bag), *rig_args,
+                              "--task", "bench", "--out", str(out)], stdout=subprocess.DEVNULL)
+    rss: list[float] = []
+    peak = 0.0
+    status = Path(f"/proc/{child.pid}/status")
+    t = time.perf_counter()
+    while child.poll() is None:
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            rss.append(int(fields["VmRSS"].split()[0]) / 1024)
+            peak = max(peak, int(fields["VmHWM"].split()[0]) / 1024)
+        except (OSError, KeyError, ValueError):
+            pass           # between fork and exec, or exiting
+        time.sleep(0.1)
+    took = time.perf_counter() - t
+    if child.returncode:
+        raise RuntimeError(f"egorec convert failed with exit status {child.returncode}")
+    deciles = [rss[min(len(rss) - 1, len(rss) * k // 10)] for k in range(1, 11)] if rss else []
+    return peak, deciles, took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a 10 s bag; memory: 10 and 40 s (~3 min)")
+    parser.add_argument("--full", action="store_true",
+                        help="best of 2, the rig's real video sizes too, memory: 60 and 240 s (30+ min; use --bags)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="throughput bag length (default 60)")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--real-sizes", action="store_true",
+                        help="also the rig's real video sizes (1280x800 stereo, 1280x960 grippers)")
+    parser.add_argument("--memory", type=float, nargs=2, default=(15.0, 60.0), metavar=("SHORT_S", "LONG_S"))
+    parser.add_argument("--memory-size", default="320x240", help="video size of the memory bags")
+    parser.add_argument("--bags", type=Path, help="keep the bags in this folder and reuse them")
+    parser.add_argument("--memory-only", action="store_true", help="skip the throughput runs")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.memory = 10.0, (10.0, 40.0)
+    if args.full:
+        args.repeats, args.real_sizes, args.memory = 2, True, (60.0, 240.0)
+    with tempfile.TemporaryDirectory(prefix="bench_convert_") as tmp:
+        bags = args.bags or Path(tmp) / "bags"
+        bags.mkdir(parents=True, exist_ok=True)
+        cases = [("640x480", (640, 480))] + ([("real sizes", None)] if args.real_sizes else [])
+        if args.memory_only:
+            cases = []
+        else:
+            print(f"## throughput: {args.seconds:g} s Appendix B bag, serial, best of {args.repeats} "
+                  f"({os.cpu_count()} CPUs)", flush=True)
+        for label, size in cases:
+            rig = rig_at(size)
+            bag = make_bag(bags, rig, args.seconds, label.replace(" ", "_"))
+            throughput(label, rig, bag, Path(tmp) / label.replace(" ", "_"), args.repeats)
+        w, h = (int(v) for v in args.memory_size.split("x"))
+        print(f"\n## peak memory of `egorec convert` (Appendix B at {w}x{h}, serial)", flush=True)
+        rig = rig_at((w, h))
+        for seconds in args.memory:
+            bag = make_bag(bags, rig, seconds, f"{w}x{h}")
+            peak, deciles, took = peak_memory(bag, ["--rig", "appendix_b", "--size", f"{w}x{h}"],
+                                              Path(tmp) / f"mem{seconds:g}")
+            print(f"  {seconds:5g} s bag: peak RSS {peak:6.0f} MiB in {took:.0f} s; RSS over the run (MiB): "
+                  + " ".join(f"{v:.0f}" for v in deciles), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Camera calibration (§6.5) from the bag's CameraInfo, for rig cameras that have none.
+
+Which CameraInfo belongs to an image topic follows ROS image_transport: a camera
+publishes ``<ns>/image_raw`` (or any image name, plus transport sub-topics such as
+``<ns>/image/compressed``) and its ``<ns>/camera_info`` beside the base image topic.
+So the rig needs no extra option: ``/camera/image_raw`` -> ``/camera/camera_info``,
+``/raspicam_node/image/compressed`` -> ``/raspicam_node/camera_info``.
+
+A calibration written in the rig file always wins. A CameraInfo whose resolution
+differs from the stream's is not used (its intrinsics are for other pixels); a note
+says so.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import PurePosixPath
+
+from egorec_ros.converter.bagfile import Bag
+from egorec_ros.converter.payloads.camera_info import CAMERA_INFO, camera_calibration
+from egorec_ros.converter.split import EpisodeWindow
+from egorec_ros.rig.kinds import StreamKind
+from egorec_ros.rig.model import Device, Rig, StreamSpec
+
+TRANSPORTS = ("compressed", "compressedDepth", "theora", "zstd", "ffmpeg")
+DEPTH_SCALE_M_PER_MM = 0.001      # depth streams are stored in millimetres
+
+
+def camera_info_topic(image_topic: str) -> str:
+    """The CameraInfo topic of an image topic, by the image_transport convention."""
+    base = PurePosixPath(image_topic)
+    if base.name in TRANSPORTS:
+        base = base.parent
+    return str(base.parent / "camera_info")
+
+
+def with_bag_calibration(rig: Rig, bag: Bag, window: EpisodeWindow, notes: list[str]) -> Rig:
+    """``rig`` with a calibration for every camera device that has none in the rig and whose
+    CameraInfo is in the bag (its first message in the window, else in the bag)."""
+    devices = []
+    for device in rig.devices:
+        videos = [s for s in device.streams if s.kind is StreamKind.VIDEO and s.topic]
+        calibration = None
+        if device.calibration is None and videos:
+            calibration = _calibration(device, videos, bag, window, rig.fps, notes)
+        devices.append(dataclasses.replace(device, calibration=calibration) if calibration else device)
+    return dataclasses.replace(rig, devices=tuple(devices))
+
+
+def _calibration(device: Device, videos: list[StreamSpec], bag: Bag, window: EpisodeWindow, fps: float,
+                 notes: list[str]) -> dict | None:
+    main = videos[0]
+    info = _camera_info(bag, main, window, notes)
+    if info is None:
+        return None
+    right = next((s for s in videos[1:] if s.role == "right"), None)
+    right_info = _camera_info(bag, right, window, notes) if right else None
+    depth = any(s.kind is StreamKind.DEPTH for s in device.streams)
+    notes.append(f"{device.id}: calibration from {camera_info_topic(main.topic)}"
+                 + (f" and {camera_info_topic(right.topic)}" if right_info is not None else ""))
+    return camera_calibration(info, name=device.name, right=right_info, fps=fps,
+                              depth_scale=DEPTH_SCALE_M_PER_MM if depth else None)
+
+
+def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: list[str]) -> object | None:
+    topic = camera_info_topic(stream.topic)
+    info = bag.topics.get(topic)
+    if info is None or info.msgtype != CAMERA_INFO or not info.decodable:
+        return None
+    raw = bag.first(topic, window.start_ns, window.end_ns) or bag.first(topic)
+    if raw is None:
+        return None
+    msg = bag.decode(raw)
+    size = (int(msg.width), int(msg.height))
+    want = (stream.source.get("width"), stream.source.get("height"))
+    if size != want:
+        notes.append(f"{stream.id}: {topic} describes {size[0]}x{size[1]} images but the stream is "
+                     f"{want[0]}x{want[1]}; its calibration is not used")
+        return None
+    return msg

@@ -1,0 +1,186 @@
+"""``egorec convert``: bags -> episodes of one pooled task directory.
+
+1. Plan every bag (topics, required streams, episode windows) in the driver. A bag that
+   cannot be converted stops the run here, before any work (or, with ``keep_going``,
+   is listed and skipped).
+2. Number the episodes in run order (bag order, then window order), starting at the
+   task's next number, and hand one job per episode to a runner: the driver itself,
+   local worker processes or a Ray cluster. Each job stages its episode in a private
+   task dir of the run's work folder (``work_dir.py``).
+3. Commit staged episodes strictly in run order, waiting for earlier ones: numbering is
+   that of a serial run whatever finishes first; when an episode fails, the next one
+   takes its number (``TaskWriter.adopt`` renumbers). Every mode runs the same job
+   function and the same commit, so all modes write the same files.
+
+Nothing partial reaches the task dir: jobs write only into the work folder, which is
+removed at the end, also after a failure or Ctrl-C; a commit in progress finishes
+before Ctrl-C is honoured.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from egorec_ros.converter.bag_plan import BagPlan, SplitRule, plan_bag
+from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome
+from egorec_ros.converter.failures import CONVERSION_ERRORS
+from egorec_ros.converter.interrupts import interrupts_deferred
+from egorec_ros.converter.run_progress import RunProgress
+from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
+from egorec_ros.converter.work_dir import WorkDir
+from egorec_ros.layout.paths import LOCK, META
+from egorec_ros.store import TaskWriter
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    jobs: int = 1                   # worker processes (1 and no Ray: in the driver)
+    ray: bool = False
+    ray_address: str | None = None  # None: a local Ray instance for the run
+
+
+@dataclass
+class BagResult:
+    bag: str
+    plan: BagPlan | None = None
+    episodes: list[tuple[int, EpisodeOutcome]] = field(default_factory=list)   # (episode_index, outcome)
+    failures: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What a user should know about this bag, after the run."""
+        rows = sum(o.rows for _, o in self.episodes)
+        numbers = ", ".join(f"{n} ({o.rows} rows, {o.window.reason})" for n, o in self.episodes)
+        storage = f" ({self.plan.storage})" if self.plan else ""
+        head = f"{self.bag}{storage}: {len(self.episodes)} episode(s), {rows} rows"
+        out = [head + (f": {numbers}" if numbers else "")]
+        drops: dict[str, Counter] = defaultdict(Counter)
+        for _, o in self.episodes:
+            for sid, kinds in o.drops.items():
+                drops[sid].update(kinds)
+        if drops:
+            out.append("  drops: " + "; ".join(f"{sid} " + ", ".join(f"{k} {n}" for k, n in kinds.items())
+                                               for sid, kinds in sorted(drops.items())))
+        out += [f"  {line}" for line in dict.fromkeys(line for _, o in self.episodes for line in o.lines)]
+        if self.plan is not None:
+            out += [f"  {line}" for line in (*_condensed(self.plan.skipped), *self.plan.notes)]
+        out += [f"  FAILED: {f}" for f in self.failures]
+        return out
+
+
+def _condensed(lines: Sequence[str], keep: int = 5) -> list[str]:
+    """Plan lines with a long run of "not mapped" topics (a bag of 90 test topics) cut short."""
+    unmapped = [line for line in lines if line.startswith("not mapped ")]
+    if len(unmapped) <= keep + 1:
+        return list(lines)
+    rest = [line for line in lines if not line.startswith("not mapped ")]
+    return unmapped[:keep] + [f"not mapped: {len(unmapped) - keep} more topics"] + rest
+
+
+@dataclass
+class RunResult:
+    task_dir: Path
+    bags: list[BagResult]
+    stopped: str | None = None      # why the run stopped before converting everything
+
+    @property
+    def failures(self) -> list[str]:
+        return [f for b in self.bags for f in b.failures]
+
+    @property
+    def episodes(self) -> int:
+        return sum(len(b.episodes) for b in self.bags)
+
+
+def convert_bags(bags: Sequence[str | Path], settings: ConvertSettings, *, out: str | Path,
+                 rule: SplitRule = SplitRule(), parallel: Parallelism = Parallelism(), keep_going: bool = False,
+                 progress: bool | None = None,
+                 on_episode: Callable[[int, EpisodeOutcome], object] | None = None) -> RunResult:
+    """Convert ``bags`` into ``out/settings.task``; see the module docstring. ``progress``:
+    None shows bars when stderr is a terminal. ``on_episode(number, outcome)`` is called
+    after each commit."""
+    task_dir = Path(out) / settings.task
+    result = RunResult(task_dir, [BagResult(str(b)) for b in bags])
+    new = not task_dir.exists()
+    try:
+        _run(result, settings, out, rule, parallel, keep_going, progress, on_episode)
+    finally:
+        if new and not result.episodes:
+            _remove_unused(task_dir)
+    return result
+
+
+def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: SplitRule, parallel: Parallelism,
+         keep_going: bool, progress: bool | None, on_episode: Callable[[int, EpisodeOutcome], object] | None) -> None:
+    with TaskWriter(result.task_dir, task_name=settings.task, codec=settings.codec,
+                    depth_container=settings.depth_container) as writer:
+        for bag in result.bags:
+            try:
+                bag.plan = plan_bag(bag.bag, settings.rig, rule)
+            except CONVERSION_ERRORS as exc:
+                bag.failures.append(str(exc))
+                if not keep_going:
+                    result.stopped = "a bag cannot be converted; nothing was converted (--keep-going skips it)"
+                    return
+        with WorkDir(out) as work:
+            jobs, owner = _jobs(result.bags, writer, work, remote=parallel.ray)
+            bars = RunProgress(jobs, {j.bag: owner[j.order].plan.messages for j in jobs}, enabled=progress)
+            runner = _runner(settings, parallel, work, bars.advance)
+            try:
+                for job in jobs:
+                    runner.submit(job)
+                for job in jobs:
+                    outcome = runner.outcome(job.order)
+                    bars.done(outcome)
+                    if outcome.error is not None:
+                        owner[job.order].failures.append(outcome.error)
+                        if not keep_going:
+                            result.stopped = "an episode failed; the run stopped (--keep-going converts the rest)"
+                            break
+                        continue
+                    with interrupts_deferred():
+                        number = writer.adopt(Path(outcome.staged)).index
+                    owner[job.order].episodes.append((number, outcome))
+                    if on_episode is not None:
+                        on_episode(number, outcome)
+            finally:
+                runner.close()
+                bars.close()
+
+
+def _remove_unused(task_dir: Path) -> None:
+    """Remove a task dir this run created but put no episode in (it holds only the lock file)."""
+    (task_dir / LOCK).unlink(missing_ok=True)
+    for folder in (task_dir / META, task_dir):
+        try:
+            folder.rmdir()
+        except OSError:        # not empty: something else is in it, keep it
+            return
+
+
+def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, *,
+          remote: bool) -> tuple[list[EpisodeJob], dict[int, BagResult]]:
+    """One job per episode window in run order, numbered from the task's next number; and
+    the bag each job belongs to. Paths are absolute: workers may run elsewhere."""
+    first = writer.next_number().index
+    tasks = writer.paths.tasks.read_bytes() if writer.paths.tasks.exists() else None
+    jobs: list[EpisodeJob] = []
+    owner: dict[int, BagResult] = {}
+    for bag in bags:
+        for window in bag.plan.windows if bag.plan else ():
+            order = len(jobs)
+            owner[order] = bag
+            jobs.append(EpisodeJob(order, str(Path(bag.bag).resolve()), window, first + order, work.job_dir(order),
+                                   bag.plan.cut, tasks, work.probe if remote else None))
+    return jobs, owner
+
+
+def _runner(settings: ConvertSettings, parallel: Parallelism, work: WorkDir, on_progress: OnProgress) -> Runner:
+    if parallel.ray:
+        from egorec_ros.converter.ray_runner import RayRunner    # ray is an optional dependency
+        return RayRunner(settings, parallel.ray_address, parallel.jobs if parallel.jobs > 1 else None,
+                         work.probe, on_progress)
+    if parallel.jobs > 1:
+        return ProcessRunner(settings, parallel.jobs, on_progress)
+    return SerialRunner(settings, on_progress)

@@ -1,0 +1,41 @@
+"""sensor_msgs/CameraInfo -> a calibration entry of info.json (§6.5).
+
+Not a stream: the converter calls this once per camera to fill the rig's
+calibration. Field names differ between ROS 1 (K, D, P) and ROS 2 (k, d, p).
+"""
+from __future__ import annotations
+
+CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
+
+
+def _field(msg: object, name: str) -> list[float]:
+    value = getattr(msg, name, None)
+    if value is None:
+        value = getattr(msg, name.upper())
+    return [float(v) for v in value]
+
+
+def camera_intrinsics(info: object) -> dict:
+    """{intrinsic: [fx, fy, cx, cy], distortion: [...]} of one camera."""
+    k = _field(info, "k")
+    return {"intrinsic": [k[0], k[4], k[2], k[5]], "distortion": _field(info, "d")}
+
+
+def camera_calibration(info: object, *, name: str, right: object | None = None, fps: float | None = None,
+                       depth_scale: float | None = None, cam_imu_timeshift: float = 0.0) -> dict:
+    """The §6.5 dict (type/name/resolution/fps/baseline/left_camera/right_camera/depth_scale/
+    cam_imu_timeshift) from a CameraInfo, or a stereo pair (baseline from the right P: Tx = -fx * B).
+    A single camera repeats itself as right_camera with baseline 0, as the reference collector does
+    for mono RGB-D devices."""
+    left = camera_intrinsics(info)
+    baseline = 0.0
+    right_cam = camera_intrinsics(info)
+    if right is not None:
+        right_cam = camera_intrinsics(right)
+        p = _field(right, "p")
+        baseline = -p[3] / p[0] if p[0] else 0.0
+    kind = ("stereo_" if right is not None else "") + ("rgbd_camera" if depth_scale else "camera")
+    return {"type": kind, "name": name, "resolution": [int(info.width), int(info.height)],
+            "fps": float(fps) if fps else 0.0, "baseline": baseline,
+            "left_camera": left, "right_camera": right_cam,
+            "depth_scale": float(depth_scale) if depth_scale else 0.0, "cam_imu_timeshift": float(cam_imu_timeshift)}

@@ -1,0 +1,113 @@
+"""Episode windows of a bag, in bag receive time: [start_ns, end_ns).
+
+* ``whole_bag``: one episode per bag (the default).
+* ``split_by_gap``: a new episode after ``gap_s`` seconds without any message on the given topics.
+* ``split_by_ranges``: explicit ranges in seconds; ``origin="bag"`` counts from the bag's first
+  message (``[[0, 10], [12.5, 30]]``), ``origin="epoch"`` takes absolute Unix times of bag time.
+* ``split_by_marker``: a marker topic. ``std_msgs/Bool`` is a recording flag (true = recording);
+  ``std_msgs/String`` carries start/stop words (case-insensitive, configurable). An episode runs
+  from a start to the next stop; one still open when the bag ends closes at the bag's end.
+
+Samples of a window are selected by receive time, so a replayed bag is cut where the recorder
+would have cut it live.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from egorec_ros.converter.bagfile import Bag
+from egorec_ros.converter.errors import StreamMappingError
+
+BOOL = "std_msgs/msg/Bool"
+STRING = "std_msgs/msg/String"
+BAG, EPOCH = "bag", "epoch"
+
+
+@dataclass(frozen=True)
+class EpisodeWindow:
+    start_ns: int
+    end_ns: int                 # exclusive
+    reason: str                 # how the window was found, for reports
+
+    @property
+    def duration_s(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e9
+
+
+def whole_bag(bag: Bag) -> list[EpisodeWindow]:
+    return [EpisodeWindow(bag.start_ns, bag.end_ns, "whole bag")] if bag.message_count else []
+
+
+def split_by_gap(bag: Bag, topics: Collection[str], gap_s: float) -> list[EpisodeWindow]:
+    """Cut where no message arrives on ``topics`` for more than ``gap_s`` seconds."""
+    if gap_s <= 0:
+        raise ValueError(f"gap must be positive, got {gap_s} s")
+    gap_ns = int(gap_s * 1e9)
+    windows: list[EpisodeWindow] = []
+    first = last = None
+    for raw in bag.messages(topics):
+        if last is not None and raw.log_ns - last > gap_ns:
+            windows.append(EpisodeWindow(first, last + 1, f"gap > {gap_s:g} s"))
+            first = None
+        first = raw.log_ns if first is None else first
+        last = raw.log_ns
+    if first is not None:
+        windows.append(EpisodeWindow(first, last + 1, f"gap > {gap_s:g} s"))
+    return windows
+
+
+def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float]], *, origin: str = BAG) -> list[EpisodeWindow]:
+    """One window per [start_s, end_s]; refused when a range is empty, reversed, outside the bag
+    or overlaps another."""
+    if origin not in (BAG, EPOCH):
+        raise ValueError(f"range origin must be {BAG!r} (seconds from the bag start) or {EPOCH!r}, got {origin!r}")
+    base = bag.start_ns if origin == BAG else 0
+    windows = []
+    for pair in ranges:
+        if len(pair) != 2:
+            raise ValueError(f"a time range is [start, end], got {list(pair)}")
+        start_s, end_s = (float(v) for v in pair)
+        if end_s <= start_s:
+            raise ValueError(f"time range [{start_s:g}, {end_s:g}] ends before it starts")
+        start, end = max(base + round(start_s * 1e9), bag.start_ns), min(base + round(end_s * 1e9), bag.end_ns)
+        if end <= start:
+            raise ValueError(f"{bag.path}: time range [{start_s:g}, {end_s:g}] ({origin} seconds) is outside the "
+                             f"bag, which spans {(bag.start_ns - base) / 1e9:.3f} .. {(bag.end_ns - base) / 1e9:.3f}")
+        windows.append(EpisodeWindow(start, end, f"range [{start_s:g}, {end_s:g}] ({origin} s)"))
+    windows.sort(key=lambda w: w.start_ns)
+    for a, b in pairwise(windows):
+        if b.start_ns < a.end_ns:
+            raise ValueError(f"time ranges overlap: {a.reason} and {b.reason}")
+    return windows
+
+
+def split_by_marker(bag: Bag, topic: str, *, start_words: Sequence[str] = ("start",),
+                    stop_words: Sequence[str] = ("stop",)) -> list[EpisodeWindow]:
+    """Windows between start and stop markers (see module docstring)."""
+    info = bag.topics.get(topic)
+    if info is None:
+        raise StreamMappingError(f"{bag.path}: marker topic {topic} is not in the bag")
+    if info.msgtype not in (BOOL, STRING):
+        raise StreamMappingError(f"{bag.path}: marker topic {topic} carries {info.msgtype}; "
+                                 f"a marker is {BOOL} (recording flag) or {STRING} (start/stop words)")
+    starts = {w.strip().lower() for w in start_words}
+    stops = {w.strip().lower() for w in stop_words}
+    windows = []
+    opened: int | None = None
+    for raw in bag.messages([topic]):
+        data = bag.decode(raw).data
+        if info.msgtype == BOOL:
+            recording: bool | None = bool(data)
+        else:
+            word = str(data).strip().lower()
+            recording = True if word in starts else False if word in stops else None
+        if recording and opened is None:
+            opened = raw.log_ns
+        elif recording is False and opened is not None:
+            windows.append(EpisodeWindow(opened, raw.log_ns, f"marker {topic}"))
+            opened = None
+    if opened is not None:
+        windows.append(EpisodeWindow(opened, bag.end_ns, f"marker {topic} (no stop before the bag ended)"))
+    return windows
