@@ -11,8 +11,11 @@ import pytest
 
 from egorec_ros.codecs.probe import decode_frames
 from egorec_ros.converter.bagfile import open_bag
+from egorec_ros.converter.calibration import with_bag_calibration
+from egorec_ros.converter.split import whole_bag
 from egorec_ros.converter.payloads.images import compressed_frame
 from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.load import load_rig
 from egorec_ros.validate.validate import validate_task
 from test_convert_support import BAGS, DATA, convert, data_table, egorec
@@ -139,3 +142,19 @@ def test_bag_without_the_rigs_camera_is_refused(tmp_path):
     assert "no topic for the rig's video stream(s) cam.rgb (topic /camera/image_raw)" in done.stderr
     assert "the bag's image topics: none" in done.stderr
     assert_nothing_left(tmp_path / "out")
+
+
+def test_a_rig_can_name_the_camera_info_topic(tmp_path):
+    """CameraInfo is found by the image_transport convention, or where the rig says; a rig
+    pointing at a topic the bag lacks gets no calibration (and a note, not an error)."""
+    bag = open_bag(BAGS / "tiny_svo.bag")
+    window = whole_bag(bag)[0]
+    for info_topic, calibrated in (("/camera/camera_info", True), ("/elsewhere/camera_info", False)):
+        rig = compile_rig({"name": "t", "devices": {"cam": {"kind": "uvc", "streams": {"rgb": {
+            "topic": "/camera/image_raw", "width": 752, "height": 480, "camera_info": info_topic}}}}})
+        notes: list[str] = []
+        cam = with_bag_calibration(rig, bag, window, notes).devices[0]
+        assert (cam.calibration is not None) == calibrated, notes
+        if calibrated:
+            assert cam.calibration["resolution"] == [752, 480]
+            assert any(info_topic in n for n in notes)

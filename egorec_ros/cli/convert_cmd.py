@@ -26,8 +26,7 @@ def add_parser(sub) -> None:
                        description="Each bag becomes one episode (or several, with --gap, --range or --marker) "
                                    "of ROOT/TASK. Episodes are numbered in bag order whatever --jobs/--ray.")
     p.add_argument("bags", nargs="+", metavar="BAG", help="rosbag2 folder, .mcap / .db3 file, or ROS 1 .bag")
-    options.add_rig_options(p)
-    p._option_string_actions["--rig"].required = False      # not needed with --suggest-rig
+    options.add_rig_options(p, required=False)  # not needed with --suggest-rig
     p.add_argument("--task", help="task name: episodes go to ROOT/TASK (required unless --suggest-rig)")
     p.add_argument("--out", default="egorec_data", help="dataset root (default ./egorec_data)")
     p.add_argument("--suggest-rig", action="store_true",

@@ -17,8 +17,8 @@ def size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def add_rig_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rig", required=True, help=f"rig file, or a built-in rig: {', '.join(builtin_rigs())}")
+def add_rig_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    p.add_argument("--rig", required=required, help=f"rig file, or a built-in rig: {', '.join(builtin_rigs())}")
     p.add_argument("--size", type=size, metavar="WxH", help="record every video stream at this size instead of the rig's")
 
 

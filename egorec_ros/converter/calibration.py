@@ -3,8 +3,9 @@
 Which CameraInfo belongs to an image topic follows ROS image_transport: a camera
 publishes ``<ns>/image_raw`` (or any image name, plus transport sub-topics such as
 ``<ns>/image/compressed``) and its ``<ns>/camera_info`` beside the base image topic.
-So the rig needs no extra option: ``/camera/image_raw`` -> ``/camera/camera_info``,
-``/raspicam_node/image/compressed`` -> ``/raspicam_node/camera_info``.
+So the rig usually needs no extra option: ``/camera/image_raw`` -> ``/camera/camera_info``,
+``/raspicam_node/image/compressed`` -> ``/raspicam_node/camera_info``; a stream whose
+CameraInfo lives elsewhere names it with ``camera_info: TOPIC``.
 
 A calibration written in the rig file always wins. A CameraInfo whose resolution
 differs from the stream's is not used (its intrinsics are for other pixels); a note
@@ -25,8 +26,10 @@ TRANSPORTS = ("compressed", "compressedDepth", "theora", "zstd", "ffmpeg")
 DEPTH_SCALE_M_PER_MM = 0.001      # depth streams are stored in millimetres
 
 
-def camera_info_topic(image_topic: str) -> str:
-    """The CameraInfo topic of an image topic, by the image_transport convention."""
+def camera_info_topic(image_topic: str, explicit: str | None = None) -> str:
+    """The CameraInfo topic of an image topic: the rig's, else the image_transport convention."""
+    if explicit:
+        return explicit
     base = PurePosixPath(image_topic)
     if base.name in TRANSPORTS:
         base = base.parent
@@ -55,14 +58,14 @@ def _calibration(device: Device, videos: list[StreamSpec], bag: Bag, window: Epi
     right = next((s for s in videos[1:] if s.role == "right"), None)
     right_info = _camera_info(bag, right, window, notes) if right else None
     depth = any(s.kind is StreamKind.DEPTH for s in device.streams)
-    notes.append(f"{device.id}: calibration from {camera_info_topic(main.topic)}"
-                 + (f" and {camera_info_topic(right.topic)}" if right_info is not None else ""))
+    notes.append(f"{device.id}: calibration from {_info_topic(main)}"
+                 + (f" and {_info_topic(right)}" if right_info is not None else ""))
     return camera_calibration(info, name=device.name, right=right_info, fps=fps,
                               depth_scale=DEPTH_SCALE_M_PER_MM if depth else None)
 
 
 def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: list[str]) -> object | None:
-    topic = camera_info_topic(stream.topic)
+    topic = _info_topic(stream)
     info = bag.topics.get(topic)
     if info is None or info.msgtype != CAMERA_INFO or not info.decodable:
         return None
@@ -77,3 +80,7 @@ def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: lis
                      f"{want[0]}x{want[1]}; its calibration is not used")
         return None
     return msg
+
+
+def _info_topic(stream: StreamSpec) -> str:
+    return camera_info_topic(stream.topic, stream.source.get("camera_info"))

@@ -26,7 +26,7 @@ GLOVE_SENSORS = ("left_glove", "right_glove")
 _DEVICE_KEYS = {"kind", "key", "name", "role", "rig", "hand", "sensor", "slot", "slot_base",
                 "streams", "calibration", "info_kind"}
 _STREAM_KEYS = {"topic", "width", "height", "fps", "encoding", "scale", "frame", "epoch", "clock",
-                "stamp", "child_frame", "field", "column", "dim"}
+                "stamp", "child_frame", "field", "column", "dim", "camera_info"}
 JOINT_FIELDS = ("position", "velocity", "effort")
 
 
