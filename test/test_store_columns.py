@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,9 @@ import pytest
 from conftest import MATRIX, TRAJ, Tiny, read_info
 from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.dataset import open_task
-from egorec_ros.store import TaskWriter
-from egorec_ros.store.row_buffer import RowError
+from egorec_ros.schema import columns as col
+from egorec_ros.store import TaskWriter, row_sink
+from egorec_ros.store.row_buffer import RowBuffer, RowError
 from egorec_ros.validate.validate import validate_task
 
 STATE = "observation.gripper_state"
@@ -156,3 +158,27 @@ def test_tasks_get_indices_in_order(tmp_path: Path, tiny_no_video: Tiny) -> None
     assert [e.row["task_index"] for e in open_task(task)] == [0, 1, 0]
     assert read_info(task)["task_name"] == "pick"
     assert validate_task(task) == []
+
+
+def test_the_row_sink_applies_back_pressure_instead_of_queueing_without_bound(tmp_path: Path, monkeypatch) -> None:
+    """A row sink slower than its producer makes put() wait: at most MAX_PENDING_BUFFERS
+    flushed buffers (tens of MB each with force matrices) are ever queued."""
+    specs = col.key_columns()
+    real_write = row_sink.RowSink._write
+
+    def slow_write(self, buffer):
+        time.sleep(0.05)
+        real_write(self, buffer)
+    monkeypatch.setattr(row_sink.RowSink, "_write", slow_write)
+    sink = row_sink.RowSink(tmp_path, specs)
+    peak = 0
+    started = time.perf_counter()
+    for i in range(8):
+        buffer = RowBuffer(specs)
+        buffer.append({"episode_index": 1, "frame_index": i, "task_index": 0, "timestamp": 0.0,
+                       "wall_time": float(i + 1), "hardware_ns": 0})
+        sink.put(buffer)
+        peak = max(peak, sink.backlog)
+    assert peak <= row_sink.MAX_PENDING_BUFFERS
+    assert time.perf_counter() - started > 0.2   # put() waited for the slow writer
+    assert sink.finish().rows == 8

@@ -2,7 +2,7 @@
 
 ``submit`` only appends to a queue (a fraction of a microsecond; the caller watches
 ``backlog`` to see an encoder falling behind). The queue is bounded (``max_backlog``
-frames, 2 s at 30 fps by default): an encoder that cannot keep up makes ``submit`` wait
+frames, 1 s at 30 fps by default): an encoder that cannot keep up makes ``submit`` wait
 (``blocked_s`` says how long in total) instead of letting memory grow until the process
 dies — in replay that is plain back-pressure, in a live recording the rows are then
 built late and the assembler counts the samples that missed their deadline. The thread decodes lazy frames
@@ -29,7 +29,7 @@ from egorec_ros.assembly.sample import LazyFrame, frame_array
 from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
 
 MAX_REASONS = 20        # substitution reasons kept; the count covers all
-MAX_BACKLOG = 60        # frames queued per stream before submit waits
+MAX_BACKLOG = 30        # frames queued per stream before submit waits
 _CLOSE = object()
 
 

@@ -20,7 +20,6 @@ switch interval is 0.5 ms while an episode is replayed.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -29,22 +28,21 @@ from egorec_ros.assembly.sample import Sample
 from egorec_ros.recorder.episode_output import EpisodeOutput
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
-from egorec_ros.store import EpisodeResult, EpisodeWriter, TaskWriter
+from egorec_ros.store import EpisodeResult, TaskWriter
 
-MAX_BACKLOG = 16            # frames queued per encoder before the producer waits
-MAX_ROW_BUFFERS = 2         # flushed row buffers queued for the row sink
 GIL_SWITCH_S = 0.0005       # how long a thread may hold the GIL while encoder threads wait for it
-_WAIT_S = 0.002
 
 
 def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, start_ns: int, stop_ns: int,
                    task: str | None = None, config: AssemblyConfig = AssemblyConfig(),
-                   created_at: float | None = None, number: int | None = None, commit: bool = True,
-                   max_backlog: int = MAX_BACKLOG) -> tuple[EpisodeResult | None, AssemblyReport]:
+                   created_at: float | None = None, number: int | None = None,
+                   commit: bool = True) -> tuple[EpisodeResult | None, AssemblyReport]:
     """One episode from ``samples`` (in arrival order) between start_ns and stop_ns.
 
     ``number`` forces the episode number and ``commit=False`` leaves the finished episode
     staged (``TaskWriter.adopt`` commits it elsewhere): what conversion workers do.
+    Memory stays bounded however fast samples come: the writer's encoder queues and row
+    sink queue are bounded, so appending waits for them (back-pressure).
     Returns (None, report) if no row could be built (e.g. no video stream ever delivered);
     nothing is written then."""
     output = EpisodeOutput(writer, rig, task=task, created_at=created_at, number=number)
@@ -60,8 +58,6 @@ def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, s
                 assembler.push(sample)
                 if sample.stream in videos:
                     last_frame = sample.stamp_ns if last_frame is None else max(last_frame, sample.stamp_ns)
-                if output.episode is not None:
-                    _wait_for_backlog(output.episode, max_backlog)
             end = stop_ns if last_frame is None else min(stop_ns, last_frame + half_tick)
             report = assembler.finish(end)
         except BaseException:
@@ -85,12 +81,3 @@ def _short_gil_switch() -> Iterator[None]:
     finally:
         sys.setswitchinterval(previous)
 
-
-def _wait_for_backlog(episode: EpisodeWriter, max_frames: int) -> None:
-    """Block while the episode's background writers are too far behind."""
-    while True:
-        backlog = episode.backlog
-        rows = backlog.pop("rows")
-        if rows <= MAX_ROW_BUFFERS and max(backlog.values(), default=0) <= max_frames:
-            return
-        time.sleep(_WAIT_S)

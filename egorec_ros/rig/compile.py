@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.rig import frames
-from egorec_ros.rig.kinds import CAMERA_KINDS, DEVICE_KINDS, GLOVE_KINDS, StreamKind
+from egorec_ros.rig.kinds import DEVICE_KINDS, GLOVE_KINDS, StreamKind
 from egorec_ros.rig.model import Device, Rig, StreamSpec
 from egorec_ros.schema.declaration import VideoSpec
 from egorec_ros.schema import columns as col

@@ -90,4 +90,3 @@ DEVICE_KINDS: dict[str, dict[str, Role]] = {
 }
 
 GLOVE_KINDS = ("usb_glove", "ble_glove")
-CAMERA_KINDS = ("uvc", "d435", "s80m")

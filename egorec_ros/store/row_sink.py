@@ -24,6 +24,7 @@ from egorec_ros.store.journal import Journal
 from egorec_ros.store.row_buffer import RowBuffer
 
 DATA_FILE = "data.parquet"
+MAX_PENDING_BUFFERS = 2  # flushed row buffers waiting for this thread before put() waits (bounded memory)
 
 
 def parquet_options(specs: Sequence[ColumnSpec]) -> dict:
@@ -59,7 +60,7 @@ class RowSink:
         self._present: list[ColumnSpec] = []
         self._writer: pq.ParquetWriter | None = None
         self._journal = Journal(self.folder)
-        self._queue: queue.Queue[RowBuffer | None] = queue.Queue()
+        self._queue: queue.Queue[RowBuffer | None] = queue.Queue(maxsize=MAX_PENDING_BUFFERS)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"rows:{self.folder.name}", daemon=True)
         self._thread.start()
