@@ -49,8 +49,7 @@ import numpy as np
 from egorec_ros.assembly.assembler import Assembler, AssemblyReport
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
-from egorec_ros.codecs.probe import MUXERS
-from egorec_ros.codecs.video import FRAGMENTED_MP4, VideoCodec, add_video_stream, encoder_settings
+from egorec_ros.codecs.video import VideoCodec, encoder_settings
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.kinds import StreamKind
@@ -59,6 +58,8 @@ from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.sim.flaws import DEFAULT
 from egorec_ros.sim.live import LiveRig
+
+from bench_video import bare_pyav
 from egorec_ros.sim.replay import DEFAULT_START_NS, simulate
 from egorec_ros.store import TaskWriter
 
@@ -172,19 +173,12 @@ def frames_written(rig: Rig, samples: list[Sample], stop_ns: int) -> dict[str, l
 # ---- the plain PyAV lower bound -------------------------------------------------------------
 
 def plain_pyav(path: Path, frames: list[np.ndarray], depth: bool, codec: VideoCodec) -> None:
-    """One stream, encoded and muxed by a bare PyAV loop with the writer's settings."""
+    """One stream, encoded and muxed by a bare PyAV loop with the writer's settings (the
+    loop bench_video.py times against our writer)."""
     settings = hevc_depth_settings(codec.threads) if depth else encoder_settings(codec)
     height, width = frames[0].shape[:2]
-    container = av.open(str(path), "w", format=MUXERS["mp4"], options=FRAGMENTED_MP4)
-    stream = add_video_stream(container, settings, width, height, FPS)
-    for i, f in enumerate(frames):
-        vf = code_frame(f) if depth else av.VideoFrame.from_ndarray(f, format="rgb24")
-        vf.pts = i
-        for packet in stream.encode(vf):
-            container.mux(packet)
-    for packet in stream.encode(None):
-        container.mux(packet)
-    container.close()
+    to_frame = code_frame if depth else (lambda f: av.VideoFrame.from_ndarray(f, format="rgb24"))
+    bare_pyav(path, settings, width, height, frames, to_frame)
 
 
 def pyav_seconds(tmp: Path, rig: Rig, frames: dict[str, list[np.ndarray]], threaded: bool) -> float:

@@ -215,10 +215,8 @@ def crash_before_data_file(monkeypatch: MonkeyPatch) -> None:
     monkeypatch.setattr(commit.atomic, "replace", replace)
 
 
-def test_crash_before_the_commit_point_of_a_finished_episode_is_completed(tmp_path: Path, tiny: Tiny,
-                                                                        monkeypatch: MonkeyPatch) -> None:
-    """end() had verified everything and moved videos and the episode row; the data file
-    never moved. The recording was complete, so plain recover commits it whole."""
+def commit_cut_before_data_file(tmp_path: Path, tiny: Tiny, monkeypatch: MonkeyPatch) -> Path:
+    """A task with episode 1 committed and episode 2 finished but cut before its commit point."""
     task = tmp_path / "task"
     with TaskWriter(task) as writer:
         tiny.write(writer, 4)
@@ -226,6 +224,14 @@ def test_crash_before_the_commit_point_of_a_finished_episode_is_completed(tmp_pa
         with pytest.raises(RuntimeError, match="could not be committed"):
             tiny.write(writer, 5)
         monkeypatch.undo()
+    return task
+
+
+def test_crash_before_the_commit_point_of_a_finished_episode_is_completed(tmp_path: Path, tiny: Tiny,
+                                                                        monkeypatch: MonkeyPatch) -> None:
+    """end() had verified everything and moved videos and the episode row; the data file
+    never moved. The recording was complete, so plain recover commits it whole."""
+    task = commit_cut_before_data_file(tmp_path, tiny, monkeypatch)
     assert (task / "videos/chunk-000/gripper_rgb/episode-001.mp4").exists()   # moved before the crash
     proc = egorec("recover", str(task))
     assert proc.returncode == 0 and "episode 2: completed" in proc.stdout, proc.stdout + proc.stderr
@@ -235,13 +241,7 @@ def test_crash_before_the_commit_point_of_a_finished_episode_is_completed(tmp_pa
 
 
 def test_salvage_commits_a_finished_but_uncommitted_episode(tmp_path: Path, tiny: Tiny, monkeypatch: MonkeyPatch) -> None:
-    task = tmp_path / "task"
-    with TaskWriter(task) as writer:
-        tiny.write(writer, 4)
-        crash_before_data_file(monkeypatch)
-        with pytest.raises(RuntimeError, match="could not be committed"):
-            tiny.write(writer, 5)
-        monkeypatch.undo()
+    task = commit_cut_before_data_file(tmp_path, tiny, monkeypatch)
     proc = egorec("recover", "--salvage", str(task))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert validate_task(task) == []

@@ -53,6 +53,18 @@ class _Queue:
         self.counts.outside += keep
         del self.pending[:keep]
 
+    def _take_due(self, t: int, deadline: int) -> list[Pending]:
+        """Remove and return the samples with stamp <= t that arrived by the deadline (in
+        stamp order); the others stay pending."""
+        visible, rest = [], []
+        for j, p in enumerate(self.pending):
+            if p.stamp > t:
+                rest.extend(self.pending[j:])
+                break
+            (visible if p.arrival <= deadline else rest).append(p)
+        self.pending = rest
+        return visible
+
     def close(self, due: Due) -> None:
         """The episode ended: count what is still pending (after the last row, or lost)."""
         for p in self.pending:
@@ -136,15 +148,9 @@ class LatestQueue(_Queue):
         """The newest visible sample with stamp <= t. Older visible ones are superseded,
         or late if they belonged to an earlier row (stamp <= the previous tick); a row
         never goes back in time, so a sample not newer than the last one used is late."""
-        visible, rest = [], []
-        for j, p in enumerate(self.pending):
-            if p.stamp > t:
-                rest.extend(self.pending[j:])
-                break
-            (visible if p.arrival <= deadline else rest).append(p)
+        visible = self._take_due(t, deadline)
         if not visible:
             return None
-        self.pending = rest
         chosen = visible.pop()
         for old in visible:
             if old.stamp <= previous:
@@ -168,13 +174,7 @@ class WindowQueue(_Queue):
     is counted delayed."""
 
     def take(self, t: int, previous: int, deadline: int) -> list[Pending]:
-        out, rest = [], []
-        for j, p in enumerate(self.pending):
-            if p.stamp > t:
-                rest.extend(self.pending[j:])
-                break
-            (out if p.arrival <= deadline else rest).append(p)
-        self.pending = rest
+        out = self._take_due(t, deadline)
         self.counts.used += len(out)
         self.counts.delayed += sum(p.stamp <= previous for p in out)
         if out:
