@@ -147,14 +147,14 @@ def test_bag_without_the_rigs_camera_is_refused(tmp_path):
 def test_a_rig_can_name_the_camera_info_topic(tmp_path):
     """CameraInfo is found by the image_transport convention, or where the rig says; a rig
     pointing at a topic the bag lacks gets no calibration (and a note, not an error)."""
-    bag = open_bag(BAGS / "tiny_svo.bag")
-    window = whole_bag(bag)[0]
-    for info_topic, calibrated in (("/camera/camera_info", True), ("/elsewhere/camera_info", False)):
-        rig = compile_rig({"name": "t", "devices": {"cam": {"kind": "uvc", "streams": {"rgb": {
-            "topic": "/camera/image_raw", "width": 752, "height": 480, "camera_info": info_topic}}}}})
-        notes: list[str] = []
-        cam = with_bag_calibration(rig, bag, window, notes).devices[0]
-        assert (cam.calibration is not None) == calibrated, notes
-        if calibrated:
-            assert cam.calibration["resolution"] == [752, 480]
-            assert any(info_topic in n for n in notes)
+    with open_bag(BAGS / "tiny_svo.bag") as bag:
+        window = whole_bag(bag)[0]
+        for info_topic, calibrated in (("/camera/camera_info", True), ("/elsewhere/camera_info", False)):
+            rig = compile_rig({"name": "t", "devices": {"cam": {"kind": "uvc", "streams": {"rgb": {
+                "topic": "/camera/image_raw", "width": 752, "height": 480, "camera_info": info_topic}}}}})
+            notes: list[str] = []
+            cam = with_bag_calibration(rig, bag, window, notes).devices[0]
+            assert (cam.calibration is not None) == calibrated, notes
+            assert any(info_topic in n for n in notes), notes
+            if calibrated:
+                assert cam.calibration["resolution"] == [752, 480]

@@ -154,8 +154,17 @@ def test_glove_payloads_with_and_without_imu():
     assert set(gloves.glove_payload(ble, ctx)) == {"pressure"}
     bad = cls(header=header_message(STORE, T0), pressure=np.zeros(256, np.float32),
               imu_quat=np.zeros(60, np.float32), imu_valid=np.zeros(16, np.float32))
-    with pytest.raises(PayloadError, match="/glove .*64 quaternion values"):
+    with pytest.raises(PayloadError, match="/glove .*imu_quat needs 64 values"):
         gloves.glove_payload(bad, ctx)
+    # a message of another definition (a ROS 1 bag's own) with a short pressure array or a
+    # wrong hand pose is a counted drop (PayloadError), not an error that stops the episode
+    short = cls(header=header_message(STORE, T0), pressure=np.zeros(250, np.float32),
+                imu_quat=np.zeros(0, np.float32), imu_valid=np.zeros(0, np.float32))
+    with pytest.raises(PayloadError, match="/glove .*pressure needs 256 values .*has 250"):
+        gloves.glove_payload(short, ctx)
+    pose = STORE.types[gloves.HAND_POSE](header=header_message(STORE, T0), joints=np.zeros(60, np.float32))
+    with pytest.raises(PayloadError, match="HandPose.joints needs 63 values"):
+        gloves.hand_pose_payload(pose, ctx)
 
 
 def test_camera_info_gives_the_spec_calibration_shape():

@@ -43,6 +43,11 @@ class AssemblyConfig:
     finalize_margin_ms: float = 5.0  # live: finalise a little after the deadline (thread races)
     wall_offset_ns: int = 0          # host clock + offset = Unix time (0: the host clock is Unix time)
 
+    @property
+    def horizon_ns(self) -> int:
+        """How long after a tick its row is finalised (latency budget + margin)."""
+        return int((self.latency_ms + self.finalize_margin_ms) * 1e6)
+
 
 class AssemblyOutput(Protocol):
     def begin(self, video_keys: list[str]) -> None:
@@ -190,7 +195,7 @@ class Assembler:
     @property
     def horizon_ns(self) -> int:
         """How long after a tick its row is finalised (latency budget + margin)."""
-        return self._latency + self._margin
+        return self.config.horizon_ns
 
     @property
     def latency_ns(self) -> int:

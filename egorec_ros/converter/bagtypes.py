@@ -8,7 +8,9 @@ undecodable and skipped.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from rosbags.interfaces import Connection, MessageDefinitionFormat, Nodetype
 from rosbags.typesys import (
@@ -25,34 +27,52 @@ from egorec_ros.messages.typestores import ros2_typestore
 _IDL_SEPARATOR = "=" * 80 + "\n"
 
 
+class _Definition(NamedTuple):
+    """What a connection says about its type (hashable, so stores can be cached)."""
+
+    msgtype: str
+    format: MessageDefinitionFormat
+    data: str
+    digest: str
+
+
 def bag_typestore(connections: Iterable[Connection], *, ros1: bool) -> tuple[Typestore, dict[str, str]]:
-    """-> (typestore, {msgtype: why it cannot be decoded})."""
-    connections = list(connections)
+    """-> (typestore, {msgtype: why it cannot be decoded}). Cached per set of definitions:
+    a bag is opened by the planner and again by every episode job, and building a store
+    of all Humble types costs 0.1-0.25 s. Callers only read the store."""
+    definitions = tuple(sorted({_Definition(c.msgtype, c.msgdef.format, c.msgdef.data, c.digest or "")
+                                for c in connections}, key=lambda d: (d.msgtype, d.data, d.digest)))
+    store, problems = _typestore(definitions, ros1)
+    return store, dict(problems)
+
+
+@functools.lru_cache(maxsize=8)
+def _typestore(definitions: tuple[_Definition, ...], ros1: bool) -> tuple[Typestore, dict[str, str]]:
     store = get_typestore(Stores.EMPTY)
     problems: dict[str, str] = {}
     from_bag: set[str] = set()
-    for conn in _unique_definitions(connections):
+    for definition in _unique_definitions(definitions):
         try:
-            types = _parse_definition(conn)
+            types = _parse_definition(definition)
             store.register(types)
         except (TypesysError, ValueError, KeyError, AssertionError) as exc:
-            problems[conn.msgtype] = f"its definition stored in the bag cannot be used ({exc})"
+            problems[definition.msgtype] = f"its definition stored in the bag cannot be used ({exc})"
             continue
         from_bag.update(types)
     if not ros1:
         base = ros2_typestore()
         store.register({name: fields for name, fields in base.fielddefs.items() if name not in store.fielddefs})
-        for conn in connections:
-            if conn.digest and conn.msgtype not in from_bag and conn.msgtype in store.fielddefs \
-                    and conn.digest.startswith("RIHS01_") and store.hash_rihs01(conn.msgtype) != conn.digest:
-                problems.setdefault(conn.msgtype, "the bag's type hash differs from the ROS 2 Humble definition "
-                                                  "and the bag stores no definition")
-    for conn in connections:
-        if conn.msgtype not in store.fielddefs:
-            problems.setdefault(conn.msgtype, "unknown message type (the bag stores no definition and it is not "
-                                              "a ROS 2 Humble or egorec_ros type)")
-        elif missing := _unresolved(store, conn.msgtype, set()):
-            problems.setdefault(conn.msgtype, f"its definition uses the unknown type {missing}")
+        for d in definitions:
+            if d.digest and d.msgtype not in from_bag and d.msgtype in store.fielddefs \
+                    and d.digest.startswith("RIHS01_") and store.hash_rihs01(d.msgtype) != d.digest:
+                problems.setdefault(d.msgtype, "the bag's type hash differs from the ROS 2 Humble definition "
+                                               "and the bag stores no definition")
+    for d in definitions:
+        if d.msgtype not in store.fielddefs:
+            problems.setdefault(d.msgtype, "unknown message type (the bag stores no definition and it is not "
+                                           "a ROS 2 Humble or egorec_ros type)")
+        elif missing := _unresolved(store, d.msgtype, set()):
+            problems.setdefault(d.msgtype, f"its definition uses the unknown type {missing}")
     return store, problems
 
 
@@ -71,22 +91,22 @@ def _unresolved(store: Typestore, name: str, seen: set[str]) -> str | None:
     return None
 
 
-def _unique_definitions(connections: list[Connection]) -> list[Connection]:
+def _unique_definitions(definitions: tuple[_Definition, ...]) -> list[_Definition]:
     seen: set[tuple[str, str]] = set()
     out = []
-    for conn in connections:
-        key = (conn.msgtype, conn.msgdef.data)
-        if conn.msgdef.format != MessageDefinitionFormat.NONE and key not in seen:
+    for d in definitions:
+        key = (d.msgtype, d.data)
+        if d.format != MessageDefinitionFormat.NONE and key not in seen:
             seen.add(key)
-            out.append(conn)
+            out.append(d)
     return out
 
 
-def _parse_definition(conn: Connection) -> dict:
+def _parse_definition(definition: _Definition) -> dict:
     """Same parsing as rosbags' AnyReader, per connection."""
-    data = conn.msgdef.data
-    if conn.msgdef.format == MessageDefinitionFormat.MSG:
-        return dict(get_types_from_msg(data, conn.msgtype))
+    data = definition.data
+    if definition.format == MessageDefinitionFormat.MSG:
+        return dict(get_types_from_msg(data, definition.msgtype))
     types: dict = {}
     if data.startswith(f"{_IDL_SEPARATOR}IDL: "):
         for part in data.split(_IDL_SEPARATOR)[1:]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,10 +28,11 @@ from egorec_ros.converter.failures import CONVERSION_ERRORS, NoRowsError
 from egorec_ros.converter.frame_watch import FrameWatch
 from egorec_ros.converter.plan import TopicPlan, plan_topics
 from egorec_ros.converter.report import ReadReport
-from egorec_ros.converter.samples import iter_samples
+from egorec_ros.converter.samples import ProgressFn, iter_samples
 from egorec_ros.converter.split import EpisodeWindow
 from egorec_ros.converter.work_dir import check_shared
-from egorec_ros.layout.paths import TASKS
+from egorec_ros.layout import atomic
+from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
@@ -79,7 +79,6 @@ class EpisodeOutcome:
     error: str | None = None
 
 
-ProgressFn = Callable[[int], object]
 
 
 def convert_episode(job: EpisodeJob, settings: ConvertSettings, progress: ProgressFn | None = None) -> EpisodeOutcome:
@@ -103,7 +102,7 @@ def convert_episode(job: EpisodeJob, settings: ConvertSettings, progress: Progre
 def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: ProgressFn | None,
              outcome: EpisodeOutcome) -> None:
     plan = plan_topics(bag, settings.rig.streams.values())
-    horizon = int((settings.assembly.latency_ms + settings.assembly.finalize_margin_ms) * 1e6)  # Assembler.horizon_ns
+    horizon = settings.assembly.horizon_ns
     window = read_window(job.window, bag.end_ns, horizon)
     report = ReadReport(str(bag.path))
     samples = iter_samples(bag, plan, window, policy=settings.policy, report=report, progress=progress)
@@ -114,8 +113,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
     work = Path(job.work_dir)
     if job.tasks_jsonl is not None:
-        (work / TASKS).parent.mkdir(parents=True, exist_ok=True)
-        (work / TASKS).write_bytes(job.tasks_jsonl)
+        atomic.write_bytes(TaskPaths(work).tasks, job.tasks_jsonl)
     with TaskWriter(work, task_name=settings.task, codec=settings.codec,
                     depth_container=settings.depth_container) as writer:
         result, assembly = record_samples(

@@ -18,6 +18,3 @@ class Issue:
 
     def __bool__(self) -> bool:
         return self.count > 0
-
-    def to_dict(self) -> dict:
-        return {"count": self.count, "first_ns": self.first_ns, "first": self.first}

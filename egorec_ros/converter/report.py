@@ -41,13 +41,3 @@ class ReadReport:
                        f"first: {self.receive_not_increasing.first}")
         out += [f"  note: {n}" for n in self.notes]
         return out
-
-    def to_dict(self) -> dict:
-        return {
-            "bag": self.bag, "messages": self.messages, "bytes": self.bytes, "samples": dict(self.samples),
-            "dropped": {s: i.to_dict() for s, i in self.dropped.items()},
-            "clocks": {s: {"source": c.source, "offset_ns": c.offset_ns, "zero": c.zero.to_dict(),
-                           "far": c.far.to_dict(), "not_increasing": c.not_increasing.to_dict()}
-                       for s, c in self.clocks.items()},
-            "receive_not_increasing": self.receive_not_increasing.to_dict(), "notes": list(self.notes),
-        }

@@ -31,10 +31,6 @@ class EpisodeWindow:
     end_ns: int                 # exclusive
     reason: str                 # how the window was found, for reports
 
-    @property
-    def duration_s(self) -> float:
-        return (self.end_ns - self.start_ns) / 1e9
-
 
 def whole_bag(bag: Bag) -> list[EpisodeWindow]:
     return [EpisodeWindow(bag.start_ns, bag.end_ns, "whole bag")] if bag.message_count else []

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 import yaml
 
 from egorec_ros.converter.bagfile import Bag, TopicInfo
+from egorec_ros.converter.calibration import DEPTH_SCALE_M_PER_MM, camera_info_topic
 from egorec_ros.converter.errors import FrameError
 from egorec_ros.converter.payloads import forces, gloves, images, imu, poses
 from egorec_ros.converter.payloads.camera_info import CAMERA_INFO, camera_calibration
@@ -146,12 +147,16 @@ def _camera_device(kind: str, streams: dict, main: _Camera, bag: Bag, used: set[
         info = bag.decode(bag.first(info_topic))
         fps = round(main.count / max(bag.end_ns - bag.start_ns, 1) * 1e9, 1)
         dev["calibration"] = camera_calibration(info, name=main.topic.strip("/").replace("/", "_"), fps=fps,
-                                                depth_scale=0.001 if "depth" in streams else None)
+                                                depth_scale=DEPTH_SCALE_M_PER_MM if "depth" in streams else None)
     return dev
 
 
 def _camera_info_topic(bag: Bag, image_topic: str) -> str | None:
+    """The topic conversion will take (image_transport convention), else the CameraInfo
+    topic sharing the longest prefix with the image topic."""
     candidates = [t for t, i in bag.topics.items() if i.msgtype == CAMERA_INFO and i.decodable and i.count]
+    if camera_info_topic(image_topic) in candidates:
+        return camera_info_topic(image_topic)
     best = max(candidates, key=lambda t: _shared_prefix(t, image_topic), default=None)
     return best if best and _shared_prefix(best, image_topic) > 0 else None
 

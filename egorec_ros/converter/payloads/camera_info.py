@@ -22,9 +22,9 @@ def camera_intrinsics(info: object) -> dict:
 
 
 def camera_calibration(info: object, *, name: str, right: object | None = None, fps: float | None = None,
-                       depth_scale: float | None = None, cam_imu_timeshift: float = 0.0) -> dict:
+                       depth_scale: float | None = None) -> dict:
     """The §6.5 dict (type/name/resolution/fps/baseline/left_camera/right_camera/depth_scale/
-    cam_imu_timeshift) from a CameraInfo, or a stereo pair (baseline from the right P: Tx = -fx * B).
+    cam_imu_timeshift, which a CameraInfo cannot know: 0) from a CameraInfo, or a stereo pair (baseline from the right P: Tx = -fx * B).
     A single camera repeats itself as right_camera with baseline 0, as the reference collector does
     for mono RGB-D devices."""
     left = camera_intrinsics(info)
@@ -38,4 +38,4 @@ def camera_calibration(info: object, *, name: str, right: object | None = None, 
     return {"type": kind, "name": name, "resolution": [int(info.width), int(info.height)],
             "fps": float(fps) if fps else 0.0, "baseline": baseline,
             "left_camera": left, "right_camera": right_cam,
-            "depth_scale": float(depth_scale) if depth_scale else 0.0, "cam_imu_timeshift": float(cam_imu_timeshift)}
+            "depth_scale": float(depth_scale) if depth_scale else 0.0, "cam_imu_timeshift": 0.0}

@@ -8,28 +8,33 @@ from rosbags.typesys.store import Typestore
 from egorec_ros.converter.errors import PayloadError
 from egorec_ros.converter.payloads.context import MessageContext
 from egorec_ros.messages.definitions import type_name
+from egorec_ros.rig.kinds import HAND_POSE as HAND_POSE_FIELD
+from egorec_ros.rig.kinds import IMU_QUAT, IMU_VALID, PRESSURE, Field
 
 GLOVE_FRAME = type_name("GloveFrame")
 HAND_POSE = type_name("HandPose")
-IMUS = 16
+
+
+def shaped(values: object, field: Field, ctx: MessageContext, what: str) -> np.ndarray:
+    """``values`` as the field's float32 array, or a PayloadError (a counted drop) naming
+    the message when the size does not fit."""
+    a = np.asarray(values, dtype=np.float32)
+    if a.size != int(np.prod(field.shape)):
+        raise PayloadError(f"{ctx}: {what} needs {int(np.prod(field.shape))} values {field.shape}, has {a.size}")
+    return a.reshape(field.shape)
 
 
 def glove_payload(msg: object, ctx: MessageContext) -> dict[str, np.ndarray]:
     """pressure (16, 16); imu_quat (16, 4) and imu_valid (16,) only when the glove sent them."""
-    out = {"pressure": np.asarray(msg.pressure, dtype=np.float32).reshape(16, 16)}
-    quat = np.asarray(msg.imu_quat, dtype=np.float32)
-    valid = np.asarray(msg.imu_valid, dtype=np.float32)
-    if quat.size or valid.size:
-        if quat.size != IMUS * 4 or valid.size != IMUS:
-            raise PayloadError(f"{ctx}: GloveFrame IMU fields need {IMUS * 4} quaternion values and {IMUS} "
-                               f"flags, have {quat.size} and {valid.size}")
-        out["imu_quat"] = quat.reshape(IMUS, 4)
-        out["imu_valid"] = valid
+    out = {"pressure": shaped(msg.pressure, PRESSURE, ctx, "GloveFrame.pressure")}
+    if len(msg.imu_quat) or len(msg.imu_valid):
+        out["imu_quat"] = shaped(msg.imu_quat, IMU_QUAT, ctx, "GloveFrame.imu_quat")
+        out["imu_valid"] = shaped(msg.imu_valid, IMU_VALID, ctx, "GloveFrame.imu_valid")
     return out
 
 
 def hand_pose_payload(msg: object, ctx: MessageContext) -> dict[str, np.ndarray]:
-    return {"hand_pose": np.asarray(msg.joints, dtype=np.float32).reshape(21, 3)}
+    return {"hand_pose": shaped(msg.joints, HAND_POSE_FIELD, ctx, "HandPose.joints")}
 
 
 # ---- writing ----------------------------------------------------------------------------------

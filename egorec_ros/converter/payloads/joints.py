@@ -27,8 +27,7 @@ def joint_state_payload(msg: object, ctx: MessageContext) -> dict[str, np.ndarra
     return out
 
 
-def joint_state_message(store: Typestore, payload: dict, header: object, names: list[str] | None = None) -> object:
+def joint_state_message(store: Typestore, payload: dict, header: object) -> object:
     n = len(np.asarray(payload["position"]))
     arrays = {f: np.asarray(payload.get(f, np.zeros(0)), dtype=np.float64) for f in FIELDS}
-    return store.types[JOINT_STATE](header=header, name=list(names or [f"joint{i + 1}" for i in range(n)]),
-                                    **arrays)
+    return store.types[JOINT_STATE](header=header, name=[f"joint{i + 1}" for i in range(n)], **arrays)
