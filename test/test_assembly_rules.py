@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
+from egorec_ros.assembly.counts import StreamCounts
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.kinds import DEVICE_KINDS, StreamKind
@@ -221,9 +222,7 @@ def check_rules(rig: Rig, samples: list[Sample], rows: Rows, report: AssemblyRep
     n = len(rows.values)
     assert n == report.rows
     for sid, c in counts.items():
-        fates = sum(c.get(k, 0) for k in ("used", "skipped", "superseded", "late", "out_of_order",
-                                           "invalid", "outside", "excluded"))
-        assert c.get("received", 0) == fates == len(streams.get(sid, _Stream(np.zeros(0), np.zeros(0), [])).samples), \
+        assert c.get("received", 0) == StreamCounts(**c).fates() == len(streams.get(sid, _Stream(np.zeros(0), np.zeros(0), [])).samples), \
             f"{sid}: the books do not balance: {c}"
         assert c.get("restamped", 0) == 0
     if n == 0:

@@ -137,6 +137,11 @@ def test_force_matrix_scale_comes_from_the_episode_row_then_info_then_1(tiny_tas
     np.testing.assert_allclose(decoded(), quantised / 5, atol=1e-4)    # then info features
     edit_json(info_path, lambda d: d["features"][MATRIX].pop("scale"))
     np.testing.assert_allclose(decoded(), quantised, atol=1e-4)        # then 1
+    edit_json(info_path, lambda d: d["features"][MATRIX].update(scale=5))
+    row_path.unlink()   # no episode row file at all: info features, not a crash
+    np.testing.assert_allclose(decoded(), quantised / 5, atol=1e-4)
+    episode = open_task(task).episode(1)
+    assert episode.slam_spec(TRAJ)["frame"] == open_task(task).features[TRAJ]["frame"]
 
 
 def test_matrix_stamps_pair_with_rows_by_time(appendix_b_task: Path) -> None:

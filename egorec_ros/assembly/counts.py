@@ -16,6 +16,15 @@ tick at or after its stamp. Its deadline is that tick + D.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Mapping
+
+# the counts a person should look at: frames repeated or lost, samples late or unusable
+PROBLEMS = ("repeated", "skipped", "late", "out_of_order", "invalid")
+
+
+def problems(counts: Mapping[str, int]) -> dict[str, int]:
+    """The non-zero problem counts of one stream (a drop_stats entry or StreamCounts.to_json())."""
+    return {k: counts[k] for k in PROBLEMS if counts.get(k)}
 
 
 @dataclass

@@ -15,10 +15,6 @@ class TickGrid:
     def at(cls, t0: int, fps: float) -> "TickGrid":
         return cls(int(t0), Fraction(fps).limit_denominator(1001))
 
-    @property
-    def period(self) -> int:
-        return int(Fraction(10**9) / self.fps)
-
     def tick(self, i: int) -> int:
         return self.t0 + (i * 10**9 * self.fps.denominator) // self.fps.numerator
 

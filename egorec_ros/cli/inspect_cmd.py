@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
+from egorec_ros.assembly.counts import problems
 from egorec_ros.dataset import DatasetError, open_task
 from egorec_ros.report.html import write_report
 
@@ -16,9 +17,7 @@ def summary(task_dir: str) -> dict:
         episodes.append({
             "episode_index": ep.index, "rows": len(ep), "duration_sec": ep.row["duration_sec"],
             "videos": ep.video_keys, "columns": len(ep.columns),
-            "dropped": {sid: {k: v for k, v in c.items() if k in ("repeated", "skipped", "late", "invalid")}
-                        for sid, c in drops.items()
-                        if any(c.get(k) for k in ("repeated", "skipped", "late", "invalid"))},
+            "dropped": {sid: p for sid, c in drops.items() if (p := problems(c))},
         })
     info = task.info
     return {"task_dir": str(task.root), "task_name": info.get("task_name"), "fps": info.get("fps"),

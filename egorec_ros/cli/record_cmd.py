@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from egorec_ros.assembly.assembler import AssemblyConfig
+from egorec_ros.assembly.counts import problems
 from egorec_ros.cli import options
 from egorec_ros.cli.progress import ProgressLine, describe_status
 from egorec_ros.recorder.session import Recorder
@@ -69,10 +70,8 @@ def _record_one(recorder: Recorder, n: int, args) -> None:
     if result is None:
         print(f"episode {n + 1}: no row was built (no video stream delivered); nothing written")
         return
-    drops = {sid: c for sid, c in report.streams.items() if c.get("repeated") or c.get("skipped")
-             or c.get("late") or c.get("invalid")}
+    drops = {sid: p for sid, c in report.streams.items() if (p := problems(c))}
     print(f"episode {result.number.index}: {result.rows} rows, committed in {result.commit_seconds:.2f} s"
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
     for sid, c in drops.items():
-        print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()
-                                       if k in ("repeated", "skipped", "late", "invalid")))
+        print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()))

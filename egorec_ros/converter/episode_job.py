@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from egorec_ros.assembly.assembler import AssemblyConfig, AssemblyReport
+from egorec_ros.assembly.counts import problems
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.converter.bagfile import Bag, open_bag
 from egorec_ros.converter.calibration import with_bag_calibration
@@ -38,7 +39,6 @@ from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 
-DROP_KINDS = ("repeated", "skipped", "late", "out_of_order", "invalid")
 
 
 @dataclass(frozen=True)
@@ -131,8 +131,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
         raise NoRowsError(_no_rows(bag, job.window, assembly, settings.assembly.latency_ms,
                                    _delays(rig, report, clock.offset_ns), topics))
     outcome.staged, outcome.rows = str(result.staged), result.rows
-    outcome.drops = {sid: {k: c[k] for k in DROP_KINDS if c.get(k)} for sid, c in assembly.streams.items()
-                     if any(c.get(k) for k in DROP_KINDS)}
+    outcome.drops = {sid: p for sid, c in assembly.streams.items() if (p := problems(c))}
     if assembly.missing_streams:
         outcome.lines.append(f"video streams left out (no frame at the episode start): "
                              f"{', '.join(assembly.missing_streams)}")

@@ -15,7 +15,7 @@ from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.codecs.depth import iter_depth_mm
 from egorec_ros.codecs.probe import iter_frames
 from egorec_ros.layout.numbering import EpisodeNumber
-from egorec_ros.schema.episode_row import EPISODE_COLUMNS, read_episode_row
+from egorec_ros.schema.episode_row import default_episode_row, read_episode_row
 
 if TYPE_CHECKING:
     from egorec_ros.dataset.task import Task
@@ -58,9 +58,7 @@ class Episode:
     def row(self) -> dict:
         """The §7 episode row, JSON columns parsed; defaults if the row file is missing."""
         path = self.task.paths.episode_row(self.number)
-        if not path.exists():
-            return {k: d for k, (_, d) in EPISODE_COLUMNS.items()} | {"episode_index": self.index}
-        return read_episode_row(path)
+        return read_episode_row(path) if path.exists() else default_episode_row(self.index)
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         if columns is not None:

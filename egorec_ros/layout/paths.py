@@ -35,8 +35,10 @@ class TaskPaths:
     episodes_template: str = EPISODES_PATH
 
     @classmethod
-    def from_info(cls, root: Path, info: dict) -> "TaskPaths":
-        return cls(Path(root), int(info.get("chunks_size", DEFAULT_CHUNKS_SIZE)),
+    def from_info(cls, root: Path, info: dict | None, chunks_size: int = DEFAULT_CHUNKS_SIZE) -> "TaskPaths":
+        """The task's own templates; a new task (no info.json yet) gets the defaults."""
+        info = info or {}
+        return cls(Path(root), int(info.get("chunks_size", chunks_size)),
                    info.get("data_path", DATA_PATH), info.get("video_path", VIDEO_PATH),
                    info.get("episodes_path", EPISODES_PATH))
 

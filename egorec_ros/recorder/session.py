@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
+from egorec_ros.assembly.counts import problems
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.recorder.episode_output import EpisodeOutput
 from egorec_ros.rig.model import Rig
@@ -41,7 +42,7 @@ class RecorderStatus:
     recording: bool
     rows: int
     received: dict[str, int]
-    dropped: dict[str, int]       # repeated + skipped + late + invalid, per stream
+    dropped: dict[str, int]       # the PROBLEMS counts summed, per stream
     backlog: dict[str, int]
     idle_samples: int
     overflow: dict[str, int]      # dropped at hand-over: the tick thread was too far behind
@@ -104,7 +105,7 @@ class Recorder:
         return RecorderStatus(
             recording=episode is not None, rows=episode.assembler.rows if episode else 0,
             received={k: c.received for k, c in counts.items()},
-            dropped={k: c.repeated + c.skipped + c.late + c.invalid for k, c in counts.items()},
+            dropped={k: sum(problems(c.to_json()).values()) for k, c in counts.items()},
             backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow))
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store import metadata
 from egorec_ros.store.commit import commit_staged
 from egorec_ros.store.journal import read_journal
-from egorec_ros.store.row_sink import DATA_FILE, parquet_options
+from egorec_ros.store.row_sink import DATA_FILE, EXTEND_FILE, parquet_options
 from egorec_ros.store.staging import EPISODE_ROW, MANIFEST, Manifest
 
 
@@ -114,14 +114,12 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode) -> Action:
         return _set_aside(paths, staged, "nothing to salvage (no complete row group / frames); set aside")
     for key in manifest.video_extensions:
         src = folder / manifest.video_file(key)
-        trimmed = folder / f".trimmed-{manifest.video_file(key)}"
-        kept = trim_video(src, trimmed, rows)
+        kept = trim_video(src, src, rows)   # replaced atomically
         if kept != rows:
             raise RuntimeError(f"{src}: trimmed to {kept} frames, expected {rows}")
-        trimmed.replace(src)
     table = table.slice(0, rows)
     specs = [c for c in manifest.declaration.columns if c.name in table.column_names]
-    for stale in (folder / DATA_FILE, folder / "data.before-extend.parquet"):
+    for stale in (folder / DATA_FILE, folder / EXTEND_FILE):
         stale.unlink(missing_ok=True)
     pq.write_table(table, folder / DATA_FILE, row_group_size=64, **parquet_options(specs))
     lost = {"journal_rows": staged.journal_rows, "video_frames": staged.video_frames, "kept_rows": rows}
@@ -187,4 +185,4 @@ def _table_stats(table: pa.Table, specs) -> FeatureStats:
 
 def _paths(task_dir: Path) -> TaskPaths:
     info = metadata.read_info(TaskPaths(Path(task_dir)))
-    return TaskPaths.from_info(Path(task_dir), info) if info else TaskPaths(Path(task_dir))
+    return TaskPaths.from_info(Path(task_dir), info)

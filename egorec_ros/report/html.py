@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
+from egorec_ros.assembly.counts import PROBLEMS
 from egorec_ros.dataset import Episode, open_task
 from egorec_ros.report.svg import line_chart
 from egorec_ros.report.thumbnails import thumbnail_png
 
 COUNT_KEYS = ("received", "used", "repeated", "skipped", "superseded", "late", "invalid", "outside")
-PROBLEMS = ("repeated", "skipped", "late", "invalid")
 STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:12px;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
 th{background:#f4f4f4}td.name{text-align:left}td.bad{background:#fde2e1}.thumbs img{margin:2px;border:1px solid #ccc}

@@ -286,11 +286,11 @@ def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnS
     actions = [i for i, c in enumerate(columns) if c.name == "action"]
     if len(actions) > 1:  # a real action stream takes the placeholder's place
         columns[actions[0]] = columns.pop(actions[1])
-    seen: dict[str, str] = {}
+    seen: set[str] = set()
     for c in columns:
         if c.name in seen:
             raise RigError(f"{where}: column {c.name!r} would have two writers (§5.2)")
-        seen[c.name] = c.name
+        seen.add(c.name)
     slots: dict[str, str] = {}
     for dev in devices:
         for slot in dev.slots:
@@ -312,8 +312,8 @@ def _stream_columns(s: StreamSpec, where: str) -> list[col.ColumnSpec]:
                 out.append(col.action(s.source["dim"]) if name == "action"
                            else col.vector(name, (s.source["dim"],)))
             else:
-                shape = _FIELD_SHAPES[field_name]
-                out.append(col.vector(name, shape, semantic_suffix=_FIELD_SUFFIX.get(field_name)))
+                # a field's column may end in its own name, a reserved suffix (_force, _imu_quat, ...)
+                out.append(col.vector(name, _FIELD_SHAPES[field_name], semantic_suffix="_" + field_name))
         if s.ns_column:
             out.append(col.sample_ns(s.ns_column, "_force_matrix_ns" if "matrix" in s.columns else "_force_ns"))
         return out
@@ -335,7 +335,5 @@ def _video_spec(s: StreamSpec, where: str) -> VideoSpec:
                      fps=float(fps) if fps else None, master=s.master)
 
 
-_FIELD_SHAPES = {"pressure": (16, 16), "imu_quat": (16, 4), "imu_valid": (16,), "hand_pose": (21, 3),
-                 "force": (3,), "state": (3,)}
-_FIELD_SUFFIX = {"imu_quat": "_imu_quat", "imu_valid": "_imu_valid", "hand_pose": "_hand_pose",
-                 "force": "_force", "state": "_state"}
+# payload field -> its shape, from the one table of device kinds
+_FIELD_SHAPES = {f.name: f.shape for roles in DEVICE_KINDS.values() for role in roles.values() for f in role.fields}

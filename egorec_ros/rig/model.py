@@ -7,6 +7,7 @@ on disk is decided in exactly one place (``naming.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Mapping
 
 from egorec_ros.rig.kinds import StreamKind
@@ -58,12 +59,6 @@ class Rig:
     master_slot: str | None             # its frame stamps give hardware_ns
     forensic_slot: str | None = None    # the D435 whose chain fills depth_ns/rgb_dup/... (§4.3)
 
-    @property
+    @cached_property
     def streams(self) -> dict[str, StreamSpec]:
         return {s.id: s for d in self.devices for s in d.streams}
-
-    def column(self, name: str) -> ColumnSpec:
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise KeyError(name)

@@ -67,15 +67,6 @@ class ColumnSpec:
     def declared(self) -> bool:
         return self.feature is not None
 
-    def default(self) -> Any:
-        if self.layout is Layout.SCALAR:
-            return 0
-        if self.layout is Layout.STRING:
-            return ""
-        if self.layout is Layout.VECTOR:
-            return np.zeros(self.width, dtype=np.float32)
-        return None  # list-like: empty
-
     def to_arrow(self, values: Sequence[Any]) -> pa.Array:
         """Row values (``None`` = no sample) -> one Arrow array of ``self.type``."""
         return _CONVERTERS[self.layout](self, values)

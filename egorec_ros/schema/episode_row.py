@@ -54,8 +54,16 @@ def read_episode_row(path: Path) -> dict[str, Any]:
     row = pq.read_table(path).to_pylist()
     if len(row) != 1:
         raise ValueError(f"{path}: an episode row file holds exactly one row, found {len(row)}")
-    out = {name: row[0].get(name, default) for name, (_, default) in EPISODE_COLUMNS.items()}
+    return _parsed(row[0])
+
+
+def default_episode_row(episode_index: int) -> dict[str, Any]:
+    """What a reader assumes when an episode has no row file: every column's default."""
+    return _parsed({"episode_index": episode_index})
+
+
+def _parsed(row: Mapping[str, Any]) -> dict[str, Any]:
+    out = {name: row.get(name, default) for name, (_, default) in EPISODE_COLUMNS.items()}
     for name in JSON_COLUMNS:
         out[name] = json.loads(out[name] or "{}")
-    out |= {k: v for k, v in row[0].items() if k not in out}
-    return out
+    return out | {k: v for k, v in row.items() if k not in out}

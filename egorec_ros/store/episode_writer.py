@@ -60,10 +60,6 @@ class EpisodeWriter:
         return self.number.index
 
     @property
-    def video_keys(self) -> frozenset[str]:
-        return self._videos.keys
-
-    @property
     def flushed_rows(self) -> int:
         """Rows in the crash journal: what `egorec recover --salvage` keeps if the process
         dies now (as far as the videos hold their frames too)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -36,7 +37,7 @@ def _rewrite_data(path: Path, manifest: Manifest, episode_index: int, task_index
         for i in range(source.num_row_groups):
             group = source.read_row_group(i)
             n = group.num_rows
-            group = group.set_column(names.index("episode_index"), "episode_index", pa.array([episode_index] * n, pa.int64()))
-            group = group.set_column(names.index("task_index"), "task_index", pa.array([task_index] * n, pa.int64()))
+            for name, value in (("episode_index", episode_index), ("task_index", task_index)):
+                group = group.set_column(names.index(name), name, pa.array(np.full(n, value, np.int64)))
             writer.write_table(group)
     tmp.replace(path)

@@ -24,6 +24,7 @@ from egorec_ros.store.journal import Journal
 from egorec_ros.store.row_buffer import RowBuffer
 
 DATA_FILE = "data.parquet"
+EXTEND_FILE = "data.before-extend.parquet"  # the file while a new column is defaulted into it
 MAX_PENDING_BUFFERS = 2  # flushed row buffers waiting for this thread before put() waits (bounded memory)
 
 
@@ -121,7 +122,7 @@ class RowSink:
     def _extend(self, present: list[ColumnSpec]) -> None:
         """Rewrite what is on disk with the new columns defaulted, row group by row group."""
         self._writer.close()
-        old = self.path.with_name("data.before-extend.parquet")
+        old = self.path.with_name(EXTEND_FILE)
         self.path.replace(old)
         self._open(present)
         source = pq.ParquetFile(old)

@@ -40,7 +40,7 @@ class TaskWriter:
             if info is not None and info.get("format") != info_json.FORMAT:
                 raise ValueError(f"{root}: info.json format is {info.get('format')!r}, not "
                                  f"{info_json.FORMAT!r}; refusing to add episodes to it")
-            self.paths = TaskPaths.from_info(root, info) if info else TaskPaths(root, chunks_size)
+            self.paths = TaskPaths.from_info(root, info, chunks_size)
             staged = self.paths.list_staged()
             if staged:
                 raise UnfinishedEpisodesError(

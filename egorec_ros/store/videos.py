@@ -39,7 +39,7 @@ class EpisodeVideos:
                                                container=depth_container)
                 else:
                     writer = open_video_writer(folder / f"{v.key}.mp4", v.width, v.height, rate, codec)
-                self.extensions[v.key] = writer.path.suffix.lstrip(".")
+                self.extensions[v.key] = writer.extension
                 self.encoders[v.key] = BackgroundEncoder(writer, name=v.key)
         except BaseException:
             self.abort()

@@ -28,8 +28,5 @@ class Findings:
     def add(self, file: str, where: str, rule: str, message: str) -> None:
         self.items.append(Finding(file, where, rule, message))
 
-    def __len__(self) -> int:
-        return len(self.items)
-
     def __iter__(self):
         return iter(self.items)
