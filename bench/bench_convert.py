@@ -42,11 +42,11 @@ import numpy as np
 
 from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
 from egorec_ros.codecs.video import VideoCodec, add_video_stream, encoder_settings
-from egorec_ros.converter.bagfile import open_bag
-from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.bags.bagfile import open_bag
+from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.converter.convert_run import convert_bags
 from egorec_ros.converter.episode_job import ConvertSettings
-from egorec_ros.converter.payloads.images import COMPRESSED_IMAGE
+from egorec_ros.messages.payloads.images import COMPRESSED_IMAGE
 from egorec_ros.recorder.replay import GIL_SWITCH_S
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.load import load_rig

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egorec_ros.assembly.sample import LazyFrame
+from egorec_ros.codecs.lazy_frame import LazyFrame
 from egorec_ros.codecs.depth import iter_depth_mm, open_depth_writer
 from egorec_ros.codecs.encoder_thread import BackgroundEncoder, EncoderError
 from egorec_ros.codecs.probe import count_frames, iter_frames

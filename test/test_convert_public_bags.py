@@ -10,11 +10,11 @@ import pyarrow.compute as pc
 import pytest
 
 from egorec_ros.codecs.probe import decode_frames
-from egorec_ros.converter.bagfile import open_bag
+from egorec_ros.bags.bagfile import open_bag
 from egorec_ros.converter.calibration import with_bag_calibration
 from egorec_ros.converter.split import whole_bag
-from egorec_ros.converter.payloads.images import compressed_frame
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.messages.payloads.images import compressed_frame
+from egorec_ros.messages.context import MessageContext
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.load import load_rig
 from egorec_ros.validate.validate import validate_task
@@ -103,7 +103,7 @@ def test_aruco_single_jpeg_with_a_larger_latency_budget_is_one_row(tmp_path):
     assert calibration["left_camera"]["intrinsic"][0] == pytest.approx(1014.343, abs=1e-3)
     with open_bag(ARUCO) as bag:
         raw = bag.first("/raspicam_node/image/compressed")
-        jpeg = compressed_frame(bag.decode(raw), MessageContext(ARUCO, raw.topic, raw.log_ns), depth=False).array()
+        jpeg = compressed_frame(bag.decode(raw), MessageContext(str(ARUCO), raw.topic, raw.log_ns), depth=False).array()
     video = task / "videos/chunk-000/head_left_rgb/episode-000.mp4"
     (frame,) = [f.to_ndarray(format="rgb24") for f in decode_frames(video)]
     assert np.abs(frame.astype(int) - jpeg).mean() < 4          # the bag's picture, through H.264

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from egorec_ros.codecs.probe import count_frames
-from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.rig.load import load_rig
 from egorec_ros.store import TaskWriter

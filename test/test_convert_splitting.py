@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.store import TaskWriter
 from egorec_ros.validate.validate import validate_task

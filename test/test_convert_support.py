@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import with_video_sizes

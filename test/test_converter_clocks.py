@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.converter.bagfile import open_bag
-from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.bags.bagfile import open_bag
+from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.converter.clocks import DEFAULT_POLICY, ClockPolicy
-from egorec_ros.converter.errors import ClockPolicyError, StreamMappingError
+from egorec_ros.messages.errors import StreamMappingError
+from egorec_ros.converter.errors import ClockPolicyError
 from egorec_ros.converter.plan import plan_topics
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.samples import iter_samples

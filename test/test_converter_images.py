@@ -8,11 +8,11 @@ import av
 import numpy as np
 import pytest
 
-from egorec_ros.assembly.sample import LazyFrame
-from egorec_ros.converter.errors import FrameError
-from egorec_ros.converter.payloads import images
-from egorec_ros.converter.payloads.context import MessageContext
-from egorec_ros.converter.payloads.stamps import header_message
+from egorec_ros.codecs.lazy_frame import LazyFrame
+from egorec_ros.messages.errors import FrameError
+from egorec_ros.messages.payloads import images
+from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
 
 STORE = ros2_typestore()

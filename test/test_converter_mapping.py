@@ -11,13 +11,14 @@ from rosbags.rosbag2 import StoragePlugin
 from rosbags.rosbag2 import Writer as Ros2Writer
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.converter.bagfile import open_bag
-from egorec_ros.converter.bagwrite import write_bag
-from egorec_ros.converter.errors import BagError, PayloadError, StreamMappingError
-from egorec_ros.converter.payloads import forces, gloves
-from egorec_ros.converter.payloads.camera_info import camera_calibration
-from egorec_ros.converter.payloads.context import MessageContext
-from egorec_ros.converter.payloads.stamps import header_message
+from egorec_ros.bags.bagfile import open_bag
+from egorec_ros.bags.bagwrite import write_bag
+from egorec_ros.bags.errors import BagError
+from egorec_ros.messages.errors import PayloadError, StreamMappingError
+from egorec_ros.messages.payloads import forces, gloves
+from egorec_ros.messages.payloads.camera_info import camera_calibration
+from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.converter.plan import plan_topics
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.samples import iter_samples

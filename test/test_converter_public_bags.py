@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from egorec_ros.assembly.sample import frame_array
-from egorec_ros.converter.bagfile import ROS1, ROSBAG2_MCAP, ROSBAG2_SQLITE3, open_bag
+from egorec_ros.codecs.lazy_frame import frame_array
+from egorec_ros.bags.bagfile import ROS1, ROSBAG2_MCAP, ROSBAG2_SQLITE3, open_bag
 from egorec_ros.converter.clocks import DEFAULT_POLICY, ClockPolicy
-from egorec_ros.converter.errors import BagError, FrameError
+from egorec_ros.bags.errors import BagError
+from egorec_ros.messages.errors import FrameError
 from egorec_ros.converter.plan import plan_topics
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.samples import iter_samples

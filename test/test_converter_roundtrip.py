@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from egorec_ros.assembly.sample import Sample, frame_array
-from egorec_ros.converter.bagfile import open_bag
-from egorec_ros.converter.bagwrite import write_bag
-from egorec_ros.converter.payloads import images, poses
+from egorec_ros.assembly.sample import Sample
+from egorec_ros.codecs.lazy_frame import frame_array
+from egorec_ros.bags.bagfile import open_bag
+from egorec_ros.bags.bagwrite import write_bag
+from egorec_ros.messages.payloads import images, poses
 from egorec_ros.converter.plan import plan_topics
 from egorec_ros.converter.samples import iter_samples
 from egorec_ros.rig.kinds import StreamKind

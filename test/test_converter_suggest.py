@@ -8,8 +8,8 @@ import numpy as np
 import yaml
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.converter.bagfile import open_bag
-from egorec_ros.converter.bagwrite import write_bag
+from egorec_ros.bags.bagfile import open_bag
+from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.converter.plan import plan_topics
 from egorec_ros.converter.samples import iter_samples
 from egorec_ros.converter.suggest import suggest_rig

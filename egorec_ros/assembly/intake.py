@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from egorec_ros.assembly.sample import LazyFrame, Sample
+from egorec_ros.assembly.sample import Sample
+from egorec_ros.codecs.lazy_frame import LazyFrame
 from egorec_ros.rig.kinds import DEVICE_KINDS, StreamKind
 from egorec_ros.rig.model import StreamSpec
 

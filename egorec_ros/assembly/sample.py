@@ -8,22 +8,7 @@ through the same code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import numpy as np
-
-
-@runtime_checkable
-class LazyFrame(Protocol):
-    """An image that is decoded only if a row uses it (e.g. a JPEG from a bag)."""
-
-    def array(self) -> np.ndarray:
-        """Decoded pixels: HxWx3 uint8 RGB, HxW uint8 gray, or HxW uint16 depth in mm."""
-
-
-def frame_array(payload: np.ndarray | LazyFrame) -> np.ndarray:
-    """Pixels of a video/depth payload, decoding a lazy frame if needed."""
-    return payload if isinstance(payload, np.ndarray) else payload.array()
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +22,7 @@ class Sample:
     payload:    depends on the stream kind (see ``egorec_ros.rig.kinds``):
                 video  -> HxWx3 uint8 RGB / HxW uint8 gray ndarray, or a LazyFrame
                 depth  -> HxW uint16 millimetres (0 = invalid), or a LazyFrame
+                (``egorec_ros.codecs.lazy_frame``)
                 imu    -> float32 (6,) [ax, ay, az, gx, gy, gz] (m/s^2, rad/s)
                 trajectory -> float64 (8,) [t, x, y, z, qx, qy, qz, qw], t on the sensor clock
                 latest -> dict field name -> ndarray (fields listed by the stream's role)

@@ -10,11 +10,11 @@ from tqdm import tqdm
 from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.cli import options
 from egorec_ros.converter.bag_plan import SplitRule
-from egorec_ros.converter.bagfile import open_bag
+from egorec_ros.bags.bagfile import open_bag
 from egorec_ros.converter.clocks import ClockPolicy
 from egorec_ros.converter.convert_run import Parallelism, RunResult, convert_bags
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeOutcome
-from egorec_ros.converter.errors import BagError
+from egorec_ros.bags.errors import BagError
 from egorec_ros.converter.suggest import suggest_rig
 from egorec_ros.layout.lock import TaskLockedError
 from egorec_ros.rig.compile import RigError

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from egorec_ros.layout.lock import TaskLock, TaskLockedError
-from egorec_ros.recover.recover import inspect_staged, recover
+from egorec_ros.store.recover import inspect_staged, recover
 
 
 def add_parser(sub) -> None:

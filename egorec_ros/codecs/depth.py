@@ -69,6 +69,7 @@ INVALID_BELOW = 128       # decoded codes below this are holes
 GOP = 15                  # as RGB video: random access and crash loss bounded by half a second
 QP = 6
 AVCOL_RANGE_JPEG = 2      # full range: all 4096 codes are data
+DEPTH_CODE = "log12: code = rint((ln mm - ln 100) * 4095 / ln 50)"     # the formula, for readers
 
 
 def log_depth_code(mm: np.ndarray) -> np.ndarray:
@@ -94,6 +95,16 @@ _CODE_OF_MM = _encode_table()
 _MM_OF_CODE = _decode_table()
 MIN_DEPTH_MM = int(_MM_OF_CODE[GUARD_CODE])
 MAX_DEPTH_MM = int(_MM_OF_CODE[CODE_MAX])
+
+
+def codec_description(extension: str) -> dict:
+    """What a reader needs to decode a depth file of this extension (the episode row's
+    ``video_codec`` entry), including how holes are told apart from 100 mm (the guard band)."""
+    if extension == "mp4":
+        return {"codec": "hevc", "pix_fmt": "gray12le", "qp": QP, "gop": GOP, "ext": "mp4",
+                "depth_code": DEPTH_CODE, "guard_code": GUARD_CODE, "invalid_below": INVALID_BELOW,
+                "min_depth_mm": MIN_DEPTH_MM, "max_depth_mm": MAX_DEPTH_MM}
+    return {"codec": "ffv1", "pix_fmt": "gray16le", "unit": "mm", "invalid": 0, "ext": "mkv"}
 
 
 def mm_to_code(mm: np.ndarray) -> np.ndarray:

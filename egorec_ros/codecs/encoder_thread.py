@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from egorec_ros.assembly.sample import LazyFrame, frame_array
+from egorec_ros.codecs.lazy_frame import LazyFrame, frame_array
 from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
 
 MAX_REASONS = 20        # substitution reasons kept; the count covers all

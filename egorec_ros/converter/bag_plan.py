@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from egorec_ros.converter import split
-from egorec_ros.converter.bagfile import Bag, open_bag
-from egorec_ros.converter.calibration import camera_info_topic
+from egorec_ros.bags.bagfile import Bag, open_bag
+from egorec_ros.messages.payloads.camera_info import camera_info_topic
 from egorec_ros.converter.failures import MissingTopicError, NothingToConvertError
 from egorec_ros.converter.plan import TopicPlan, plan_topics
 from egorec_ros.converter.split import EpisodeWindow

@@ -14,26 +14,13 @@ says so.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import PurePosixPath
-
-from egorec_ros.converter.bagfile import Bag
-from egorec_ros.converter.payloads.camera_info import CAMERA_INFO, camera_calibration
+from egorec_ros.bags.bagfile import Bag
+from egorec_ros.messages.payloads.camera_info import CAMERA_INFO, camera_calibration, camera_info_topic
 from egorec_ros.converter.split import EpisodeWindow
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Device, Rig, StreamSpec
 
-TRANSPORTS = ("compressed", "compressedDepth", "theora", "zstd", "ffmpeg")
 DEPTH_SCALE_M_PER_MM = 0.001      # depth streams are stored in millimetres
-
-
-def camera_info_topic(image_topic: str, explicit: str | None = None) -> str:
-    """The CameraInfo topic of an image topic: the rig's, else the image_transport convention."""
-    if explicit:
-        return explicit
-    base = PurePosixPath(image_topic)
-    if base.name in TRANSPORTS:
-        base = base.parent
-    return str(base.parent / "camera_info")
 
 
 def with_bag_calibration(rig: Rig, bag: Bag, window: EpisodeWindow, notes: list[str]) -> Rig:

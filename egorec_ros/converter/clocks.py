@@ -22,12 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from egorec_ros.converter.errors import ClockPolicyError, StreamMappingError
+from egorec_ros.messages.errors import StreamMappingError
+from egorec_ros.converter.errors import ClockPolicyError
 from egorec_ros.converter.issues import Issue
-from egorec_ros.converter.payloads.stamps import header_ns
+from egorec_ros.messages.payloads.stamps import header_ns
 
 if TYPE_CHECKING:
-    from egorec_ros.converter.bagfile import Bag
+    from egorec_ros.bags.bagfile import Bag
     from egorec_ros.converter.plan import Route
     from egorec_ros.rig.model import StreamSpec
 

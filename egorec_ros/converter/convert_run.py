@@ -30,7 +30,6 @@ from egorec_ros.converter.interrupts import interrupts_deferred
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
 from egorec_ros.converter.work_dir import WorkDir
-from egorec_ros.layout.paths import LOCK, META
 from egorec_ros.store import TaskWriter
 
 
@@ -102,19 +101,14 @@ def convert_bags(bags: Sequence[str | Path], settings: ConvertSettings, *, out: 
     after each commit."""
     task_dir = Path(out) / settings.task
     result = RunResult(task_dir, [BagResult(str(b)) for b in bags])
-    new = not task_dir.exists()
-    try:
-        _run(result, settings, out, rule, parallel, keep_going, progress, on_episode)
-    finally:
-        if new and not result.episodes:
-            _remove_unused(task_dir)
+    _run(result, settings, out, rule, parallel, keep_going, progress, on_episode)
     return result
 
 
 def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: SplitRule, parallel: Parallelism,
          keep_going: bool, progress: bool | None, on_episode: Callable[[int, EpisodeOutcome], object] | None) -> None:
     with TaskWriter(result.task_dir, task_name=settings.task, codec=settings.codec,
-                    depth_container=settings.depth_container) as writer:
+                    depth_container=settings.depth_container, discard_if_unused=True) as writer:
         for bag in result.bags:
             try:
                 bag.plan = plan_bag(bag.bag, settings.rig, rule)
@@ -149,22 +143,12 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                 bars.close()
 
 
-def _remove_unused(task_dir: Path) -> None:
-    """Remove a task dir this run created but put no episode in (it holds only the lock file)."""
-    (task_dir / LOCK).unlink(missing_ok=True)
-    for folder in (task_dir / META, task_dir):
-        try:
-            folder.rmdir()
-        except OSError:        # not empty: something else is in it, keep it
-            return
-
-
 def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, *,
           remote: bool) -> tuple[list[EpisodeJob], dict[int, BagResult]]:
     """One job per episode window in run order, numbered from the task's next number; and
     the bag each job belongs to. Paths are absolute: workers may run elsewhere."""
     first = writer.next_number().index
-    tasks = writer.paths.tasks.read_bytes() if writer.paths.tasks.exists() else None
+    tasks = writer.tasks_jsonl()
     jobs: list[EpisodeJob] = []
     owner: dict[int, BagResult] = {}
     for bag in bags:

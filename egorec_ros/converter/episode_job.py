@@ -21,7 +21,7 @@ from pathlib import Path
 from egorec_ros.assembly.assembler import AssemblyConfig, AssemblyReport
 from egorec_ros.assembly.counts import problems
 from egorec_ros.codecs.video import VideoCodec
-from egorec_ros.converter.bagfile import Bag, open_bag
+from egorec_ros.bags.bagfile import Bag, open_bag
 from egorec_ros.converter.calibration import with_bag_calibration
 from egorec_ros.converter.clocks import ClockPolicy
 from egorec_ros.converter.episode_clock import episode_clock, episode_offset, read_window
@@ -32,8 +32,6 @@ from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.samples import ProgressFn, iter_samples
 from egorec_ros.converter.split import EpisodeWindow
 from egorec_ros.converter.work_dir import check_shared
-from egorec_ros.layout import atomic
-from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
@@ -112,10 +110,10 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     watch = FrameWatch(rig, settings.bad_frames)
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
     work = Path(job.work_dir)
-    if job.tasks_jsonl is not None:
-        atomic.write_bytes(TaskPaths(work).tasks, job.tasks_jsonl)
     with TaskWriter(work, task_name=settings.task, codec=settings.codec,
                     depth_container=settings.depth_container) as writer:
+        if job.tasks_jsonl is not None:
+            writer.seed_tasks(job.tasks_jsonl)
         result, assembly = record_samples(
             writer, rig, watch.watch(clock.arrivals(samples)), start_ns=clock.start_ns, stop_ns=clock.stop_ns,
             task=settings.task, config=config, created_at=job.window.start_ns / 1e9, number=job.number,

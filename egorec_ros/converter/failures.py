@@ -2,7 +2,9 @@
 ``errors.py``; each message names the bag and says what to do."""
 from __future__ import annotations
 
-from egorec_ros.converter.errors import BagError, ClockPolicyError, FrameError, StreamMappingError
+from egorec_ros.bags.errors import BagError
+from egorec_ros.messages.errors import FrameError, StreamMappingError
+from egorec_ros.converter.errors import ClockPolicyError
 
 
 class NothingToConvertError(StreamMappingError):

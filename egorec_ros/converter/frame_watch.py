@@ -19,8 +19,9 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from egorec_ros.assembly.sample import LazyFrame, Sample
-from egorec_ros.converter.errors import FrameError
+from egorec_ros.assembly.sample import Sample
+from egorec_ros.codecs.lazy_frame import LazyFrame
+from egorec_ros.messages.errors import FrameError
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig, StreamSpec
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from egorec_ros.converter.bagfile import Bag, TopicInfo
+from egorec_ros.bags.bagfile import Bag, TopicInfo
 from egorec_ros.converter.clocks import stamp_option
-from egorec_ros.converter.errors import StreamMappingError
-from egorec_ros.converter.mapping import Rule, rule_for
+from egorec_ros.messages.errors import StreamMappingError
+from egorec_ros.messages.mapping import Rule, rule_for
 from egorec_ros.rig.model import StreamSpec
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.converter.bagfile import Bag
+from egorec_ros.bags.bagfile import Bag
 from egorec_ros.converter.clocks import DEFAULT_POLICY, ClockPolicy, StreamClock, choose_clocks
-from egorec_ros.converter.errors import PayloadError
-from egorec_ros.converter.payloads.context import MessageContext
-from egorec_ros.converter.payloads.stamps import header_ns
+from egorec_ros.messages.errors import PayloadError
+from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.payloads.stamps import header_ns
 from egorec_ros.converter.plan import TopicPlan
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.split import EpisodeWindow
@@ -50,10 +50,10 @@ def _samples(bag: Bag, plan: TopicPlan, start: int | None, stop: int | None, clo
             report.receive_not_increasing.add(raw.log_ns, f"{raw.topic} at {bag.when(raw.log_ns)}")
         last_log = raw.log_ns
         msg = bag.decode(raw)
-        ctx = MessageContext(bag.path, raw.topic, raw.log_ns, bag.start_ns)
+        ctx = MessageContext(str(bag.path), raw.topic, raw.log_ns, bag.start_ns)
         for route in plan.routes[raw.topic]:
             spec = route.stream
-            picked = route.rule.pick(msg, spec.source) if route.rule.pick else msg
+            picked = route.rule.select(msg, spec)
             if picked is None:
                 continue
             clock = clocks[spec.id]

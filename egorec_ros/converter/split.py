@@ -17,11 +17,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from egorec_ros.converter.bagfile import Bag
-from egorec_ros.converter.errors import StreamMappingError
+from egorec_ros.bags.bagfile import Bag
+from egorec_ros.messages.errors import StreamMappingError
+from egorec_ros.messages.payloads.markers import BOOL, STRING
 
-BOOL = "std_msgs/msg/Bool"
-STRING = "std_msgs/msg/String"
 BAG, EPOCH = "bag", "epoch"
 
 

@@ -23,12 +23,12 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from egorec_ros.converter.bagfile import Bag, TopicInfo
-from egorec_ros.converter.calibration import DEPTH_SCALE_M_PER_MM, camera_info_topic
-from egorec_ros.converter.errors import FrameError
-from egorec_ros.converter.payloads import forces, gloves, images, imu, poses
-from egorec_ros.converter.payloads.camera_info import CAMERA_INFO, camera_calibration
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.bags.bagfile import Bag, TopicInfo
+from egorec_ros.converter.calibration import DEPTH_SCALE_M_PER_MM
+from egorec_ros.messages.errors import FrameError
+from egorec_ros.messages.payloads import forces, gloves, images, imu, poses
+from egorec_ros.messages.payloads.camera_info import CAMERA_INFO, camera_calibration, camera_info_topic
+from egorec_ros.messages.context import MessageContext
 from egorec_ros.rig.compile import MAX_UVC, RigError, compile_rig
 
 _IMAGE_TYPES = (images.IMAGE, images.COMPRESSED_IMAGE)
@@ -106,7 +106,7 @@ def suggest_rig(bag: Bag, *, name: str | None = None) -> RigSuggestion:
 def _camera(bag: Bag, info: TopicInfo, notes: list[str]) -> _Camera | None:
     raw = bag.first(info.topic)
     msg = bag.decode(raw)
-    ctx = MessageContext(bag.path, info.topic, raw.log_ns, bag.start_ns)
+    ctx = MessageContext(str(bag.path), info.topic, raw.log_ns, bag.start_ns)
     try:
         width, height = images.frame_size(info.msgtype, msg, ctx)
     except FrameError as exc:

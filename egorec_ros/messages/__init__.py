@@ -1,6 +1,7 @@
-"""Runtime registration of our custom messages (msg/*.msg) for rosbags.
+"""ROS message types and their decoding, shared by bags and live topics.
 
-The converter and the test-bag writer read and write bags without a ROS
-install, so the ``egorec_ros/msg/*`` types are registered into rosbags
-typestores from the same .msg files that colcon builds.
+Our .msg files registered into rosbags typestores, the rules that turn a message
+type into a stream's payload (``mapping``), the payload functions per message family
+(``payloads``), header stamps and CameraInfo -> calibration. Read side only: bag
+files are ``egorec_ros.bags``.
 """

@@ -3,7 +3,7 @@
 ROS 2 bags are read and written with the Humble types; ROS 1 bags are written
 with the Noetic types (their Header carries ``seq`` and their definitions and
 md5 sums are what ROS 1 tools expect). Reading a ROS 1 bag uses the definitions
-stored in the bag instead (see ``egorec_ros.converter.bagtypes``).
+stored in the bag instead (see ``egorec_ros.bags.bagtypes``).
 """
 from __future__ import annotations
 

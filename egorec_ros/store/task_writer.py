@@ -11,7 +11,7 @@ from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.layout import atomic
 from egorec_ros.layout.lock import TaskLock
 from egorec_ros.layout.numbering import DEFAULT_CHUNKS_SIZE, EpisodeNumber
-from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.layout.paths import META, TaskPaths
 from egorec_ros.layout.recycle import read_recycled
 from egorec_ros.schema import info as info_json
 from egorec_ros.schema import tasks
@@ -31,8 +31,11 @@ class UnfinishedEpisodesError(RuntimeError):
 class TaskWriter:
     def __init__(self, task_dir: str | Path, *, task_name: str | None = None,
                  chunks_size: int = DEFAULT_CHUNKS_SIZE, codec: VideoCodec | None = None,
-                 depth_container: str = "mp4") -> None:
+                 depth_container: str = "mp4", discard_if_unused: bool = False) -> None:
+        """``discard_if_unused``: a task dir this writer creates is removed again on close
+        if no episode was committed into it (a conversion that failed leaves nothing behind)."""
         root = Path(task_dir)
+        self._discard = discard_if_unused and not root.exists()
         root.mkdir(parents=True, exist_ok=True)
         self._lock = TaskLock(root).acquire()
         try:
@@ -55,6 +58,17 @@ class TaskWriter:
         self.codec = codec or VideoCodec()
         self.depth_container = depth_container
         self._current: EpisodeWriter | None = None
+
+    def tasks_jsonl(self) -> bytes | None:
+        """The task's meta/tasks.jsonl, for ``seed_tasks`` of a worker's private task dir."""
+        return self.paths.tasks.read_bytes() if self.paths.tasks.exists() else None
+
+    def seed_tasks(self, tasks_jsonl: bytes) -> None:
+        """Start this (new, private) task dir with another task's tasks.jsonl, so the task
+        indexes its episodes get are those of the task they will be adopted into."""
+        if self.paths.tasks.exists():
+            raise ValueError(f"{self.paths.root}: tasks.jsonl exists already; seed only a new task dir")
+        atomic.write_bytes(self.paths.tasks, tasks_jsonl)
 
     def next_number(self) -> EpisodeNumber:
         """The recycled number if one is free, else one past every number ever used."""
@@ -126,7 +140,11 @@ class TaskWriter:
     def close(self) -> None:
         if self._current is not None:
             raise RuntimeError(f"episode {self._current.index} is still open; end or abort it before closing")
+        if self._discard and not self.paths.list_episodes():
+            self._lock.path.unlink(missing_ok=True)
         self._lock.release()
+        if self._discard:
+            _remove_if_empty(self.paths.root / META, self.paths.root)
 
     def _closed(self) -> None:
         self._current = None
@@ -146,18 +164,20 @@ class TaskWriter:
             self.close()   # the lock must not outlive the writer, whatever end() did
 
 
+def _remove_if_empty(*folders: Path) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:        # not empty: something else is in it, keep it
+            return
+
+
 def _codec_description(codec: VideoCodec, extensions: dict[str, str], decl: Declaration) -> dict:
-    """The episode row's video_codec: enough for a reader to decode every stream right,
-    including how depth holes are told apart from 100 mm (the guard band)."""
+    """The episode row's video_codec: enough for a reader to decode every stream right."""
     out = {}
     for v in decl.videos:
-        if v.kind == "depth" and extensions[v.key] == "mp4":
-            out[v.key] = {"codec": "hevc", "pix_fmt": "gray12le", "qp": depth.QP, "gop": depth.GOP, "ext": "mp4",
-                          "depth_code": "log12: code = rint((ln mm - ln 100) * 4095 / ln 50)",
-                          "guard_code": depth.GUARD_CODE, "invalid_below": depth.INVALID_BELOW,
-                          "min_depth_mm": depth.MIN_DEPTH_MM, "max_depth_mm": depth.MAX_DEPTH_MM}
-        elif v.kind == "depth":
-            out[v.key] = {"codec": "ffv1", "pix_fmt": "gray16le", "unit": "mm", "invalid": 0, "ext": "mkv"}
+        if v.kind == "depth":
+            out[v.key] = depth.codec_description(extensions[v.key])
         else:
             out[v.key] = {"codec": codec.name, "crf": codec.crf, "preset": codec.preset, "gop": codec.gop,
                           "b_frames": 0, "ext": extensions[v.key]}

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import numpy as np
 from rosbags.typesys.store import Typestore
 
-from egorec_ros.converter.payloads.context import MessageContext
-from egorec_ros.converter.payloads.stamps import header_ns
+from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.payloads.stamps import header_ns
 from egorec_ros.messages.definitions import type_name
 
 POSE_STAMPED = "geometry_msgs/msg/PoseStamped"

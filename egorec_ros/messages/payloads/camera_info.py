@@ -5,7 +5,10 @@ calibration. Field names differ between ROS 1 (K, D, P) and ROS 2 (k, d, p).
 """
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
+TRANSPORTS = ("compressed", "compressedDepth", "theora", "zstd", "ffmpeg")
 
 
 def _field(msg: object, name: str) -> list[float]:
@@ -39,3 +42,13 @@ def camera_calibration(info: object, *, name: str, right: object | None = None, 
             "fps": float(fps) if fps else 0.0, "baseline": baseline,
             "left_camera": left, "right_camera": right_cam,
             "depth_scale": float(depth_scale) if depth_scale else 0.0, "cam_imu_timeshift": 0.0}
+
+
+def camera_info_topic(image_topic: str, explicit: str | None = None) -> str:
+    """The CameraInfo topic of an image topic: the rig's, else the image_transport convention."""
+    if explicit:
+        return explicit
+    base = PurePosixPath(image_topic)
+    if base.name in TRANSPORTS:
+        base = base.parent
+    return str(base.parent / "camera_info")

@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from egorec_ros.converter.errors import StreamMappingError
-from egorec_ros.converter.payloads import forces, gloves, images, imu, joints, poses
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.messages.errors import StreamMappingError
+from egorec_ros.messages.payloads import forces, gloves, images, imu, joints, poses
+from egorec_ros.messages.context import MessageContext
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
 
@@ -24,6 +24,10 @@ class Rule:
     fields: frozenset[str] = frozenset()                       # LATEST: payload fields it gives
     pick: Callable[[object, Mapping[str, object]], object | None] | None = None  # sub-message to use
     needs: tuple[str, ...] = ()                                # stream options it cannot do without
+
+    def select(self, msg: object, spec: StreamSpec) -> object | None:
+        """The (sub-)message that feeds ``spec``; None when this message has none for it."""
+        return self.pick(msg, spec.source) if self.pick else msg
 
 
 def _latest(payload: Callable, *fields: str) -> Rule:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 from rosbags.typesys.store import Typestore
 
-from egorec_ros.converter.errors import PayloadError
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.messages.errors import PayloadError
+from egorec_ros.messages.context import MessageContext
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 FIELDS = ("position", "velocity", "effort")

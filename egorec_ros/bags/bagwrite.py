@@ -22,11 +22,11 @@ from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin
 from rosbags.rosbag2 import Writer as Ros2Writer
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.converter.bagfile import ROS1, ROSBAG2_MCAP, ROSBAG2_SQLITE3
-from egorec_ros.converter.mapping import accepted_types
-from egorec_ros.converter.payloads import forces, gloves, images, imu, joints, poses
-from egorec_ros.converter.payloads.stamps import header_message
-from egorec_ros.converter.split import BOOL, STRING
+from egorec_ros.bags.bagfile import ROS1, ROSBAG2_MCAP, ROSBAG2_SQLITE3
+from egorec_ros.messages.mapping import accepted_types
+from egorec_ros.messages.payloads import forces, gloves, images, imu, joints, poses
+from egorec_ros.messages.payloads.markers import BOOL, STRING
+from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros1_typestore, ros2_typestore
 from egorec_ros.rig.model import StreamSpec
 

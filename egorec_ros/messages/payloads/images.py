@@ -19,9 +19,9 @@ import av
 import numpy as np
 from rosbags.typesys.store import Typestore
 
-from egorec_ros.assembly.sample import LazyFrame, frame_array
-from egorec_ros.converter.errors import FrameError
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.codecs.lazy_frame import LazyFrame, frame_array
+from egorec_ros.messages.errors import FrameError
+from egorec_ros.messages.context import MessageContext
 
 IMAGE = "sensor_msgs/msg/Image"
 COMPRESSED_IMAGE = "sensor_msgs/msg/CompressedImage"

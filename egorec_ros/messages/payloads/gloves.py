@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from rosbags.typesys.store import Typestore
 
-from egorec_ros.converter.errors import PayloadError
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.messages.errors import PayloadError
+from egorec_ros.messages.context import MessageContext
 from egorec_ros.messages.definitions import type_name
 from egorec_ros.rig.kinds import HAND_POSE as HAND_POSE_FIELD
 from egorec_ros.rig.kinds import IMU_QUAT, IMU_VALID, PRESSURE, Field

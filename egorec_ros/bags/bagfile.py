@@ -18,9 +18,9 @@ import yaml
 from rosbags.rosbag1 import Reader as Ros1Reader
 from rosbags.rosbag2 import Reader as Ros2Reader
 
-from egorec_ros.converter.bagtypes import bag_typestore
-from egorec_ros.converter.errors import BagError
-from egorec_ros.converter.payloads.context import bag_time
+from egorec_ros.bags.bagtypes import bag_typestore
+from egorec_ros.bags.errors import BagError
+from egorec_ros.messages.context import receive_time
 
 ROS1 = "ros1"
 ROSBAG2_SQLITE3 = "rosbag2/sqlite3"
@@ -112,7 +112,7 @@ class Bag:
             it.close()
 
     def when(self, log_ns: int) -> str:
-        return bag_time(log_ns, self.start_ns)
+        return receive_time(log_ns, self.start_ns)
 
     # ---- lifetime --------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from rosbags.typesys.store import Typestore
 
-from egorec_ros.converter.payloads.context import MessageContext
+from egorec_ros.messages.context import MessageContext
 
 IMU = "sensor_msgs/msg/Imu"
 
