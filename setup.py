@@ -1,17 +1,46 @@
-"""pip install path (any machine, no ROS). In a ROS 2 workspace colcon uses CMakeLists.txt."""
-import glob
+"""pip install path (any machine, no ROS). In a ROS 2 workspace colcon uses CMakeLists.txt.
+
+Built-in rigs and our .msg files stay at the top level (``config/rigs``, ``msg/``: the ROS
+package layout) and are copied into the package as ``egorec_ros/data/{rigs,msg}`` when a
+wheel is built, so a pip install finds them with importlib.resources (see
+egorec_ros/resources.py; an editable install reads the top-level folders directly).
+"""
+import re
+import shutil
+from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+DATA = {"rigs": ("config/rigs", "*.yaml"), "msg": ("msg", "*.msg")}
+
+
+class build_py_with_data(build_py):
+    """build_py, plus copies (not symlinks) of config/rigs and msg as package data."""
+
+    def run(self) -> None:
+        super().run()
+        for kind, (folder, pattern) in DATA.items():
+            target = Path(self.build_lib) / "egorec_ros" / "data" / kind
+            target.mkdir(parents=True, exist_ok=True)
+            for f in sorted((HERE / folder).glob(pattern)):
+                shutil.copyfile(f, target / f.name)
+
+
+def version() -> str:
+    """The one version, from egorec_ros/version.py (package.xml must match it)."""
+    return re.search(r'__version__ = "([^"]+)"', (HERE / "egorec_ros" / "version.py").read_text()).group(1)
+
 
 setup(
     name="egorec_ros",
-    version="0.1.0",
+    version=version(),
     description="Multi-device robot-learning recorder and bag converter for the pooled_episodes_v1 layout",
     python_requires=">=3.10",
     packages=find_packages(include=["egorec_ros", "egorec_ros.*"]),
     package_data={"egorec_ros": ["py.typed"]},
-    data_files=[("share/egorec_ros/config/rigs", sorted(glob.glob("config/rigs/*.yaml"))),
-                ("share/egorec_ros/msg", sorted(glob.glob("msg/*.msg")))],
+    cmdclass={"build_py": build_py_with_data},
     install_requires=[
         "numpy>=1.24",
         "pyarrow>=14",
@@ -24,7 +53,9 @@ setup(
         "tqdm>=4.60",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6.80"],
+        "test": ["pytest>=7", "hypothesis>=6.80", "wheel>=0.40"],   # wheel: test_resources builds one
+        # the CI gates (scripts/test.sh): lint, types, import layering
+        "dev": ["ruff>=0.6,<0.9", "mypy>=1.10,<2", "import-linter>=2.0,<3", "types-PyYAML", "types-tqdm"],
         "ray": ["ray>=2.9"],
     },
     entry_points={"console_scripts": ["egorec = egorec_ros.cli:main"]},

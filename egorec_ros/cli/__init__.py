@@ -1,13 +1,34 @@
-"""The `egorec` command: one entry point, a module per subcommand."""
+"""The `egorec` command: one entry point, a module per subcommand.
+
+Subcommand modules are imported to build the parser, so they import only argparse-level
+things at module level; numpy, pyarrow, PyAV and rosbags are imported inside ``run``
+(``egorec --help`` stays fast).
+
+Exit status: 0 done; 1 the command ran and something failed (findings, failed bags) or a
+``UserError`` stopped it (printed as ``egorec: <message>``, no traceback: bad rig, bad bag,
+bad or locked task dir, leftover staging, disk full); 2 the command line itself is wrong
+(argparse); 130 interrupted. Any other exception is a bug and keeps its traceback.
+"""
 from __future__ import annotations
 
 import argparse
+import errno
+import importlib
 import sys
 
-from egorec_ros.cli import convert_cmd, demo_cmd, inspect_cmd, record_cmd, recover_cmd, validate_cmd
+from egorec_ros.errors import UserError
 from egorec_ros.version import __version__
 
-SUBCOMMANDS = [demo_cmd, record_cmd, convert_cmd, validate_cmd, inspect_cmd, recover_cmd]
+# name -> module with add_parser(sub) and run(args); order is the order of `egorec --help`
+SUBCOMMANDS = {
+    "demo": "egorec_ros.cli.demo_cmd",
+    "record": "egorec_ros.cli.record_cmd",
+    "convert": "egorec_ros.cli.convert_cmd",
+    "validate": "egorec_ros.cli.validate_cmd",
+    "inspect": "egorec_ros.cli.inspect_cmd",
+    "recover": "egorec_ros.cli.recover_cmd",
+}
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "pooled_episodes_v1 robot-learning datasets.")
     parser.add_argument("--version", action="version", version=f"egorec {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in SUBCOMMANDS:
-        module.add_parser(sub)
+    for module in SUBCOMMANDS.values():
+        importlib.import_module(module).add_parser(sub)
     return parser
 
 
@@ -27,3 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except UserError as exc:
+        print(f"egorec: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if exc.errno not in _DISK_FULL:
+            raise
+        print(f"egorec: the disk is full ({exc.filename or exc}); free space or write to another disk, then "
+              "run `egorec recover` on the task dir if an episode was being written", file=sys.stderr)
+        return 1

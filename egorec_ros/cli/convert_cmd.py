@@ -5,20 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
+from typing import TYPE_CHECKING
 
-from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.cli import options
-from egorec_ros.converter.bag_plan import SplitRule
-from egorec_ros.bags.bagfile import open_bag
-from egorec_ros.converter.clocks import ClockPolicy
-from egorec_ros.converter.convert_run import Parallelism, RunResult, convert_bags
-from egorec_ros.converter.episode_job import ConvertSettings, EpisodeOutcome
-from egorec_ros.bags.errors import BagError
-from egorec_ros.converter.suggest import suggest_rig
-from egorec_ros.layout.lock import TaskLockedError
-from egorec_ros.rig.compile import RigError
-from egorec_ros.store import UnfinishedEpisodesError
+
+if TYPE_CHECKING:
+    from egorec_ros.converter.convert_run import RunResult
+    from egorec_ros.converter.episode_job import EpisodeOutcome
 
 
 def add_parser(sub) -> None:
@@ -48,9 +41,9 @@ def add_parser(sub) -> None:
     clocks = p.add_argument_group("clocks")
     clocks.add_argument("--allow-mixed-clocks", action="store_true",
                         help="convert even when streams of an episode are stamped by different clocks (reported)")
-    clocks.add_argument("--clock-tolerance", type=float, default=ClockPolicy.tolerance_s, metavar="SECONDS",
+    clocks.add_argument("--clock-tolerance", type=float, metavar="SECONDS",
                         help="stamp offsets within this of each other are one clock")
-    clocks.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
+    clocks.add_argument("--latency-ms", type=float,
                         help="latency budget D: a frame received later than this after its stamp is late")
 
     p.add_argument("--bad-frames", type=int, default=0, metavar="N",
@@ -73,18 +66,27 @@ def run(args) -> int:
         print("egorec convert: --rig and --task are required (or use --suggest-rig BAG to write a rig)",
               file=sys.stderr)
         return 2
+    from egorec_ros.assembly.assembler import AssemblyConfig
+    from egorec_ros.converter.bag_plan import SplitRule
+    from egorec_ros.converter.clocks import ClockPolicy
+    from egorec_ros.converter.convert_run import Parallelism, convert_bags
+    from egorec_ros.converter.episode_job import ConvertSettings
+    from egorec_ros.errors import UserError
+
+    # options left out keep the defaults of ClockPolicy / AssemblyConfig (not restated here)
+    policy = ClockPolicy(allow_mixed=args.allow_mixed_clocks, **options.given(tolerance_s=args.clock_tolerance))
+    assembly = AssemblyConfig(**options.given(latency_ms=args.latency_ms))
     try:
         settings = ConvertSettings(
             rig=options.rig_from(args), task=args.task, codec=options.codec_from(args), depth_container=args.depth,
-            policy=ClockPolicy(tolerance_s=args.clock_tolerance, allow_mixed=args.allow_mixed_clocks),
-            assembly=AssemblyConfig(latency_ms=args.latency_ms), bad_frames=args.bad_frames)
+            policy=policy, assembly=assembly, bad_frames=args.bad_frames)
         rule = SplitRule(gap_s=args.gap, ranges=tuple(map(tuple, args.ranges or ())), range_origin=args.range_origin,
                          marker=args.marker, start_words=_words(args.start_words), stop_words=_words(args.stop_words))
         result = convert_bags(args.bags, settings, out=args.out, rule=rule, keep_going=args.keep_going,
                               parallel=Parallelism(jobs=args.jobs, ray=args.ray is not None,
                                                    ray_address=args.ray or None),
                               on_episode=_announce)
-    except (RigError, TaskLockedError, UnfinishedEpisodesError, ValueError, RuntimeError) as exc:
+    except (UserError, ValueError, RuntimeError) as exc:
         print(f"egorec convert: {exc}", file=sys.stderr)
         return 2
     _summarise(result)
@@ -96,6 +98,8 @@ def _words(text: str) -> tuple[str, ...]:
 
 
 def _announce(number: int, outcome: EpisodeOutcome) -> None:
+    from tqdm import tqdm
+
     tqdm.write(f"episode {number}: {outcome.rows} rows from {Path(outcome.bag).name} ({outcome.window.reason})")
 
 
@@ -114,6 +118,10 @@ def _summarise(result: RunResult) -> None:
 
 
 def _suggest(args) -> int:
+    from egorec_ros.bags.bagfile import open_bag
+    from egorec_ros.bags.errors import BagError
+    from egorec_ros.converter.suggest import suggest_rig
+
     if len(args.bags) != 1:
         print("egorec convert --suggest-rig takes one bag", file=sys.stderr)
         return 2

@@ -4,12 +4,11 @@ from __future__ import annotations
 import json
 import sys
 
-from egorec_ros.assembly.counts import problems
-from egorec_ros.dataset import DatasetError, open_task
-from egorec_ros.report.html import write_report
-
 
 def summary(task_dir: str) -> dict:
+    from egorec_ros.assembly.counts import problems
+    from egorec_ros.dataset import open_task
+
     task = open_task(task_dir)
     episodes = []
     for ep in task:
@@ -36,6 +35,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from egorec_ros.dataset import DatasetError
+    from egorec_ros.report.html import write_report
+
     try:
         s = summary(args.task_dir)
     except DatasetError as exc:

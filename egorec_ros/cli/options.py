@@ -1,12 +1,21 @@
-"""Command-line options shared by recording and converting: rig, sizes, codecs."""
+"""Command-line options shared by recording and converting: rig, sizes, codecs (cheap to import:
+the rig compiler is imported when a rig is loaded)."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from egorec_ros.codecs.video import CODECS, VideoCodec
-from egorec_ros.rig.load import builtin_rigs, load_rig
-from egorec_ros.rig.model import Rig
-from egorec_ros.rig.resize import with_video_sizes
+from egorec_ros.codecs.video_codec import CODECS, VideoCodec
+from egorec_ros.resources import builtin_rigs
+
+if TYPE_CHECKING:
+    from egorec_ros.rig.model import Rig
+
+
+def given(**values: object) -> dict[str, object]:
+    """The options the user gave (not None): the rest keep their dataclass defaults, which the
+    CLI does not import at parser build time (it must start fast) nor restate."""
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def size(text: str) -> tuple[int, int]:
@@ -32,6 +41,9 @@ def add_codec_options(p: argparse.ArgumentParser) -> None:
 
 
 def rig_from(args: argparse.Namespace) -> Rig:
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+
     rig = load_rig(args.rig)
     return with_video_sizes(rig, args.size) if args.size else rig
 

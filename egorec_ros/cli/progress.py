@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from egorec_ros.recorder.session import RecorderStatus
+if TYPE_CHECKING:
+    from egorec_ros.recorder.session import RecorderStatus
 
 
 class ProgressLine:

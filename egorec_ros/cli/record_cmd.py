@@ -5,19 +5,16 @@ import sys
 import time
 from pathlib import Path
 
-from egorec_ros.assembly.assembler import AssemblyConfig
-from egorec_ros.assembly.counts import problems
+from typing import TYPE_CHECKING
+
 from egorec_ros.cli import options
-from egorec_ros.cli.progress import ProgressLine, describe_status
-from egorec_ros.recorder.session import Recorder
-from egorec_ros.sim.flaws import CLEAN, DEFAULT
-from egorec_ros.sim.live import LiveRig
-from egorec_ros.store import TaskWriter
+
+if TYPE_CHECKING:
+    from egorec_ros.recorder.session import Recorder
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("record", help="record episodes (from simulated devices with --sim; on a robot use "
-                                      "`ros2 launch egorec_ros record.launch.py`)")
+    p = sub.add_parser("record", help="record episodes from simulated devices (--sim)")
     options.add_rig_options(p)
     p.add_argument("--sim", action="store_true", help="record from simulated devices, in real time, no ROS needed")
     p.add_argument("--episodes", type=int, default=1)
@@ -27,21 +24,28 @@ def add_parser(sub) -> None:
     p.add_argument("--task", help="task name (default: the rig name)")
     p.add_argument("--seed", type=int, default=0, help="simulation seed")
     p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
-    p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
-                   help="latency budget D: a row waits this long for its samples")
+    p.add_argument("--latency-ms", type=float, help="latency budget D: a row waits this long for its samples")
     options.add_codec_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     if not args.sim:
-        print("egorec record: without --sim the devices come from ROS topics; start the recorder node with "
-              "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
+        print("egorec record: recording from ROS topics is not in this version; use --sim for simulated "
+              "devices, or record a bag and `egorec convert` it", file=sys.stderr)
         return 2
+    from egorec_ros.assembly.assembler import AssemblyConfig
+    from egorec_ros.recorder.session import Recorder
+    from egorec_ros.sim.flaws import CLEAN, DEFAULT
+    from egorec_ros.sim.live import LiveRig
+    from egorec_ros.store import TaskWriter
+
+    config = AssemblyConfig(**options.given(latency_ms=args.latency_ms))
+    args.latency_ms = config.latency_ms
     rig = options.rig_from(args)
     task_dir = Path(args.out) / (args.task or rig.name)
     with TaskWriter(task_dir, codec=options.codec_from(args), depth_container=args.depth) as writer:
-        recorder = Recorder(rig, writer, config=AssemblyConfig(latency_ms=args.latency_ms))
+        recorder = Recorder(rig, writer, config=config)
         try:
             with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
                 time.sleep(0.5)  # let every device deliver once before the first episode
@@ -56,6 +60,9 @@ def run(args) -> int:
 
 
 def _record_one(recorder: Recorder, n: int, args) -> None:
+    from egorec_ros.assembly.counts import problems
+    from egorec_ros.cli.progress import ProgressLine, describe_status
+
     line = ProgressLine()
     recorder.start_episode(task=args.task)
     started = time.monotonic()

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import sys
 
-from egorec_ros.layout.lock import TaskLock, TaskLockedError
-from egorec_ros.store.recover import inspect_staged, recover
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("recover", help="finish, salvage or set aside episodes left by an interrupted run")
@@ -18,6 +15,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from egorec_ros.layout.lock import TaskLock, TaskLockedError
+    from egorec_ros.store.recover import inspect_staged, recover
+
     staged = inspect_staged(args.task_dir)
     if not staged:
         print(f"{args.task_dir}: nothing to recover")

@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import sys
 
-from egorec_ros.validate.validate import validate_task
-
 
 def add_parser(sub) -> None:
     p = sub.add_parser("validate", help="check a task directory against the spec (exit 0 = clean)")
@@ -16,6 +14,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from egorec_ros.validate.validate import validate_task
+
     def progress(done: int, total: int) -> None:
         if not args.json and sys.stderr.isatty():
             print(f"\rchecked {done}/{total} episodes", end="", file=sys.stderr, flush=True)

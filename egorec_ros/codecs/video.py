@@ -46,6 +46,7 @@ import av
 import numpy as np
 
 from egorec_ros.codecs.probe import MUXERS, trim_video
+from egorec_ros.codecs.video_codec import CODECS, VideoCodec
 from egorec_ros.layout.atomic import fsync_path
 
 FRAGMENTED_MP4 = {"movflags": "frag_keyframe+empty_moov+default_base_moof", "flush_packets": "1"}
@@ -53,47 +54,6 @@ INCREMENTAL_MKV = {"flush_packets": "1"}
 
 AVCOL_SPC_SMPTE170M = 6   # BT.601: the matrix swscale uses for rgb24 -> yuv420p by default
 AVCOL_RANGE_MPEG = 1      # limited range, also swscale's default for yuv420p
-
-
-@dataclass(frozen=True)
-class _Family:
-    encoder: str
-    crf: int
-    crf_range: tuple[int, int]
-    preset: str
-
-
-CODECS: dict[str, _Family] = {
-    "h264": _Family("libx264", crf=23, crf_range=(0, 51), preset="veryfast"),
-    "hevc": _Family("libx265", crf=28, crf_range=(0, 51), preset="ultrafast"),
-    "av1": _Family("libsvtav1", crf=35, crf_range=(1, 63), preset="8"),
-}
-
-
-@dataclass(frozen=True)
-class VideoCodec:
-    """How RGB streams are compressed. ``crf``/``preset`` None: the codec's default
-    (h264: 23/veryfast, hevc: 28/ultrafast, av1: 35/8), filled in at construction."""
-
-    name: str = "h264"
-    crf: int | None = None
-    preset: str | None = None
-    gop: int = 15
-    threads: int = 2
-
-    def __post_init__(self) -> None:
-        family = CODECS.get(self.name)
-        if family is None:
-            raise ValueError(f"unknown video codec {self.name!r}; choose one of {', '.join(CODECS)}")
-        if self.crf is None:
-            object.__setattr__(self, "crf", family.crf)
-        if self.preset is None:
-            object.__setattr__(self, "preset", family.preset)
-        lo, hi = family.crf_range
-        if not lo <= self.crf <= hi:
-            raise ValueError(f"{self.name} crf must be in {lo}..{hi}, got {self.crf}")
-        if self.gop < 1 or self.threads < 1:
-            raise ValueError(f"gop and threads must be >= 1, got gop={self.gop} threads={self.threads}")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from egorec_ros.assembly.assembler import AssemblyConfig, AssemblyReport
 from egorec_ros.assembly.counts import problems
-from egorec_ros.codecs.video import VideoCodec
+from egorec_ros.codecs.video_codec import VideoCodec
 from egorec_ros.bags.bagfile import Bag, open_bag
 from egorec_ros.converter.calibration import with_bag_calibration
 from egorec_ros.converter.clocks import ClockPolicy

@@ -5,6 +5,7 @@ from __future__ import annotations
 from egorec_ros.bags.errors import BagError
 from egorec_ros.messages.errors import FrameError, StreamMappingError
 from egorec_ros.converter.errors import ClockPolicyError
+from egorec_ros.errors import UserError
 
 
 class NothingToConvertError(StreamMappingError):
@@ -15,11 +16,11 @@ class MissingTopicError(StreamMappingError):
     """A video stream of the rig has no topic in the bag: the episode would lack a camera."""
 
 
-class NoRowsError(ValueError):
+class NoRowsError(UserError, ValueError):
     """An episode window in which not one row could be built."""
 
 
-class SharedFilesystemError(RuntimeError):
+class SharedFilesystemError(UserError, RuntimeError):
     """A Ray worker cannot see the output folder the driver created."""
 
 

@@ -7,12 +7,13 @@ from functools import cached_property
 from pathlib import Path
 
 from egorec_ros.dataset.episode import Episode
+from egorec_ros.errors import UserError
 from egorec_ros.layout import atomic
 from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.schema.info import FORMAT
 
 
-class DatasetError(ValueError):
+class DatasetError(UserError, ValueError):
     """A task directory this reader cannot read (the message says why)."""
 
 

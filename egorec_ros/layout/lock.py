@@ -11,10 +11,11 @@ import socket
 import time
 from pathlib import Path
 
+from egorec_ros.errors import UserError
 from egorec_ros.layout.paths import LOCK
 
 
-class TaskLockedError(RuntimeError):
+class TaskLockedError(UserError, RuntimeError):
     """Another process is writing this task directory."""
 
 

@@ -9,15 +9,17 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from egorec_ros.codecs import force_matrix as fm
+from egorec_ros.errors import UserError
 from egorec_ros.rig import frames
 from egorec_ros.rig.kinds import DEVICE_KINDS, GLOVE_KINDS, StreamKind
 from egorec_ros.rig.model import Device, Rig, StreamSpec
+from egorec_ros.rig.options import OptionError, parse_options
 from egorec_ros.schema.declaration import VideoSpec
 from egorec_ros.schema import columns as col
 from egorec_ros.schema.names import clean_slot_name
 
 
-class RigError(ValueError):
+class RigError(UserError, ValueError):
     """A rig description that cannot be recorded; the message says where and why."""
 
 
@@ -25,8 +27,6 @@ MAX_UVC = 8
 GLOVE_SENSORS = ("left_glove", "right_glove")
 _DEVICE_KEYS = {"kind", "key", "name", "role", "rig", "hand", "sensor", "slot", "slot_base",
                 "streams", "calibration", "info_kind"}
-_STREAM_KEYS = {"topic", "width", "height", "fps", "encoding", "scale", "frame", "epoch", "clock",
-                "stamp", "child_frame", "field", "column", "dim", "camera_info"}
 JOINT_FIELDS = ("position", "velocity", "effort")
 
 
@@ -35,7 +35,10 @@ def compile_rig(doc: Mapping[str, Any], *, where: str = "rig") -> Rig:
     devices_doc = doc.get("devices")
     if not isinstance(devices_doc, Mapping) or not devices_doc:
         raise RigError(f"{where}: 'devices' must be a non-empty mapping of device id -> device")
-    fps = float(doc.get("fps", 30.0))
+    fps = doc.get("fps", 30.0)
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)):
+        raise RigError(f"{where}: fps must be a number of frames per second (e.g. fps: 30), got {fps!r}")
+    fps = float(fps)
     if not 1.0 <= fps <= 240.0:
         raise RigError(f"{where}: fps {fps} is outside 1..240")
     _check_combination(devices_doc, where)
@@ -89,9 +92,13 @@ def _compile_device(dev_id: str, d: dict, counters: dict[str, int], fps: float, 
         if not spec.optional and role not in streams_doc:
             raise RigError(f"{where}: kind {kind!r} needs a {role!r} stream")
     for role, opts in streams_doc.items():
-        bad = set(opts or {}) - _STREAM_KEYS
-        if bad:
-            raise RigError(f"{where}: stream {role!r}: unknown keys {sorted(bad)}; allowed: {sorted(_STREAM_KEYS)}")
+        if not isinstance(opts or {}, Mapping):
+            raise RigError(f"{where}: stream {role!r}: options must be a mapping (e.g. {{topic: /camera}}), "
+                           f"got {opts!r}")
+        try:
+            parse_options(roles[role].kind, opts or {})
+        except OptionError as exc:
+            raise RigError(f"{where}: stream {role!r}: {exc}") from None
     key = str(d.get("key") or f"{kind}:{dev_id}")
     name = str(d.get("name") or dev_id)
     index = counters.get(kind, 0)
@@ -153,7 +160,9 @@ def _s80m(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> D
 
 
 def _gripper(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
-    rig_no = int(d.get("rig") or index + 1)
+    rig_no = d.get("rig") or index + 1
+    if isinstance(rig_no, bool) or not isinstance(rig_no, int):
+        raise RigError(f"{where}: gripper rig must be an integer (1, 2, ...), got {rig_no!r}")
     taken = counters.setdefault("gripper_rigs", set())  # type: ignore[arg-type]
     if rig_no in taken:
         raise RigError(f"{where}: gripper rig {rig_no} is already taken; each gripper needs its own rig number")

@@ -1,25 +1,14 @@
 """Rig files: YAML on disk -> compiled ``Rig``. ``config/rigs/NAME.yaml`` ships the
-standard rigs; ``load_rig("appendix_b")`` finds them by name."""
+standard rigs; ``load_rig("appendix_b")`` finds them by name (``egorec_ros.resources``)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import yaml
 
+from egorec_ros import resources
 from egorec_ros.rig.compile import RigError, compile_rig
 from egorec_ros.rig.model import Rig
-
-
-def builtin_rig_dirs() -> list[Path]:
-    """Source checkout (editable install) first, then the installed share/ folder."""
-    here = Path(__file__).resolve().parents[2] / "config" / "rigs"
-    return [here, Path(sys.prefix) / "share" / "egorec_ros" / "config" / "rigs"]
-
-
-def builtin_rigs() -> list[str]:
-    names = {p.stem for d in builtin_rig_dirs() if d.is_dir() for p in d.glob("*.yaml")}
-    return sorted(names)
 
 
 def rig_path(name_or_path: str | Path) -> Path:
@@ -28,12 +17,11 @@ def rig_path(name_or_path: str | Path) -> Path:
         if not p.is_file():
             raise RigError(f"rig file {p} does not exist")
         return p
-    for d in builtin_rig_dirs():
-        candidate = d / f"{name_or_path}.yaml"
-        if candidate.is_file():
-            return candidate
+    builtin = resources.builtin_rig(str(name_or_path))
+    if builtin is not None:
+        return builtin
     raise RigError(f"no rig file or built-in rig named {name_or_path!r}; built-in rigs: "
-                   f"{', '.join(builtin_rigs()) or '(none found)'}")
+                   f"{', '.join(resources.builtin_rigs()) or '(none found)'}")
 
 
 def load_rig(name_or_path: str | Path) -> Rig:

@@ -2,7 +2,7 @@
 
 A rig file (YAML, see ``load.py``) is compiled once into these frozen objects; the
 recorder, the converter, simulated devices and the writer all read them, so a name
-on disk is decided in exactly one place (``naming.py``).
+on disk is decided in exactly one place (``compile.py``).
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Mapping
 
 from egorec_ros.rig.kinds import StreamKind
+from egorec_ros.rig.options import StreamOptions, parse_options
 from egorec_ros.schema.columns import ColumnSpec
 from egorec_ros.schema.declaration import VideoSpec
 
@@ -30,7 +31,12 @@ class StreamSpec:
     ns_column: str | None = None       # LATEST: scalar capture-time column (forces, matrices)
     status: str | None = None          # id of the status.<id> column this stream keeps alive
     master: str | None = None          # DEPTH: master video slot
-    source: Mapping[str, object] = field(default_factory=dict)  # converter/node options (msg_type, child_frame, clock, ...)
+    source: Mapping[str, object] = field(default_factory=dict)  # the rig file's stream options (checked)
+
+    @property
+    def options(self) -> StreamOptions:
+        """The typed view of ``source`` (``egorec_ros.rig.options``; checked at rig compile)."""
+        return parse_options(self.kind, self.source)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from egorec_ros.codecs import depth
-from egorec_ros.codecs.video import VideoCodec
+from egorec_ros.codecs.video_codec import VideoCodec
+from egorec_ros.errors import UserError
 from egorec_ros.layout import atomic
 from egorec_ros.layout.lock import TaskLock
 from egorec_ros.layout.numbering import DEFAULT_CHUNKS_SIZE, EpisodeNumber
@@ -24,8 +25,12 @@ from egorec_ros.store.staging import Manifest
 from egorec_ros.store.videos import EpisodeVideos
 
 
-class UnfinishedEpisodesError(RuntimeError):
+class UnfinishedEpisodesError(UserError, RuntimeError):
     """The task dir holds staged episodes from a crash; recover them first."""
+
+
+class TaskFormatError(UserError, ValueError):
+    """The task dir's info.json is of another format; episodes are not added to it."""
 
 
 class TaskWriter:
@@ -41,7 +46,7 @@ class TaskWriter:
         try:
             info = metadata.read_info(TaskPaths(root))
             if info is not None and info.get("format") != info_json.FORMAT:
-                raise ValueError(f"{root}: info.json format is {info.get('format')!r}, not "
+                raise TaskFormatError(f"{root}: info.json format is {info.get('format')!r}, not "
                                  f"{info_json.FORMAT!r}; refusing to add episodes to it")
             self.paths = TaskPaths.from_info(root, info, chunks_size)
             staged = self.paths.list_staged()

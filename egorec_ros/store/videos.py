@@ -9,7 +9,8 @@ from typing import Any, Mapping, Sequence
 from egorec_ros.codecs.depth import open_depth_writer
 from egorec_ros.codecs.encoder_thread import BackgroundEncoder
 from egorec_ros.codecs.probe import count_frames
-from egorec_ros.codecs.video import VideoCodec, open_video_writer
+from egorec_ros.codecs.video import open_video_writer
+from egorec_ros.codecs.video_codec import VideoCodec
 from egorec_ros.schema.declaration import VideoSpec
 
 
