@@ -26,6 +26,6 @@ stamp=.venv/.egorec-installed
 want=$(cat setup.py pyproject.toml | sha1sum | cut -c1-40)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[test,ray]"
+  .venv/bin/python -m pip install -q -e ".[test,dev,ray]"
   echo "$want" > "$stamp"
 fi

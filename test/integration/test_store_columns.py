@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import MATRIX, TRAJ, Tiny, read_info
+from helpers.store import MATRIX, TRAJ, Tiny, read_info
 from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.dataset import open_task
 from egorec_ros.schema import columns as col

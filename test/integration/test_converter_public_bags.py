@@ -1,7 +1,6 @@
 """The converter on real bags recorded by other people (shared/bags, see its README)."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -19,9 +18,10 @@ from egorec_ros.converter.samples import iter_samples
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
+from helpers.bags import BAGS, requires_public_bags
 
-BAGS = Path(os.environ.get("EGOREC_PUBLIC_BAGS", Path(__file__).resolve().parents[2] / "shared" / "bags"))
-assert BAGS.is_dir(), f"public test bags not found at {BAGS} (set EGOREC_PUBLIC_BAGS)"
+pytestmark = requires_public_bags
+
 
 TINY_SVO = ("tiny_svo.bag", "tiny_svo_rosbag2_sqlite3", "tiny_svo_rosbag2_mcap")
 TINY_SVO_RIG = compile_rig({"devices": {"cam": {"kind": "s80m", "role": "ego", "streams": {

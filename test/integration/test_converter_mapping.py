@@ -1,8 +1,6 @@
 """Topic -> stream mapping checks, payload errors, unreadable messages, CameraInfo."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,8 +23,8 @@ from egorec_ros.converter.samples import iter_samples
 from egorec_ros.messages.typestores import ros1_typestore, ros2_typestore
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
+from helpers.bags import BAGS, requires_public_bags
 
-BAGS = Path(os.environ.get("EGOREC_PUBLIC_BAGS", Path(__file__).resolve().parents[2] / "shared" / "bags"))
 T0 = 1_700_000_000 * 10**9
 STORE = ros2_typestore()
 
@@ -168,6 +166,7 @@ def test_glove_payloads_with_and_without_imu():
         gloves.hand_pose_payload(pose, ctx)
 
 
+@requires_public_bags
 def test_camera_info_gives_the_spec_calibration_shape():
     with open_bag(BAGS / "aruco_images.bag") as bag:
         info = bag.decode(bag.first("/raspicam_node/camera_info"))

@@ -3,9 +3,7 @@ subprocess, and comparisons of task directories. (No tests here.)"""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,13 +18,12 @@ from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.sim.flaws import CLEAN
 from egorec_ros.sim.replay import simulate
+from helpers.cli import egorec
 
 START_NS = 1_800_000_000_000_000_000
 SIZE = (320, 240)
 # what the CLI is told to get the same rig as ``small_rig()``
 RIG_ARGS = ["--rig", "appendix_b", "--size", f"{SIZE[0]}x{SIZE[1]}"]
-BAGS = Path(os.environ.get("EGOREC_PUBLIC_BAGS", Path(__file__).resolve().parents[2] / "shared" / "bags"))
-DATA = Path(__file__).resolve().parent / "data"
 LOCK = "meta/.writer.lock"
 
 
@@ -45,12 +42,6 @@ def sim_bag(path: Path, seconds: float, *, seed: int = 0, start_ns: int = START_
     rig = rig or small_rig()
     return write_bag(path, sim_samples(rig, seconds, seed=seed, start_ns=start_ns), rig.streams.values(),
                      storage=storage, compression=compression, markers=markers)
-
-
-def egorec(*args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`egorec ARGS` in a child process (the real entry point, stdout/stderr captured)."""
-    return subprocess.run([sys.executable, "-m", "egorec_ros.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def convert(bags: Sequence[Path], out: Path, *extra: str, task: str = "conv", rig_args: Sequence[str] = RIG_ARGS,

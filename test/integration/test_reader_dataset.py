@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import MATRIX, TRAJ, Tiny
+from helpers.store import MATRIX, TRAJ, Tiny
 from egorec_ros.codecs.depth import MAX_DEPTH_MM
 from egorec_ros.dataset import DatasetError, nearest, open_task
 from egorec_ros.schema.episode_row import episode_row_table, read_episode_row

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from pytest import MonkeyPatch
 
-from conftest import Tiny, egorec, read_info, run_python
+from helpers.cli import egorec, run_python
+from helpers.store import Tiny, read_info
 from egorec_ros.codecs.probe import count_frames
 from egorec_ros.dataset import open_task
 from egorec_ros.store import TaskWriter
@@ -33,7 +34,7 @@ SLOW_UNTIL = 179          # rows appended after the report stay below the next f
 # ---- the killed writer ---------------------------------------------------------------------
 
 def crash_child(task: Path, report: Path) -> None:
-    from conftest import START_NS, record_episode, small_appendix_b
+    from helpers.store import START_NS, record_episode, small_appendix_b
     from egorec_ros.assembly.assembler import Assembler
     from egorec_ros.recorder.episode_output import EpisodeOutput
     from egorec_ros.sim.replay import simulate
@@ -79,7 +80,8 @@ def killed_task(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("crash")
     task, report = root / "task", root / "report.json"
     with open(root / "child.log", "wb") as log:
-        child = subprocess.Popen([sys.executable, __file__, str(task), str(report)], stdout=log, stderr=log)
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}     # test/: the helpers
+        child = subprocess.Popen([sys.executable, __file__, str(task), str(report)], stdout=log, stderr=log, env=env)
         deadline = time.monotonic() + 120
         while not report.exists() and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -286,7 +288,7 @@ SALVAGE_LATE_COLUMN = """
 import os, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[2])
-from conftest import Tiny, tiny_declaration
+from helpers.store import Tiny, tiny_declaration
 from egorec_ros.store import TaskWriter
 tiny = Tiny(tiny_declaration(videos=False))
 episode = TaskWriter(sys.argv[1]).begin(tiny.decl)
@@ -303,7 +305,7 @@ os._exit(0)
 
 def test_salvage_joins_journal_segments_of_a_growing_schema(tmp_path: Path) -> None:
     task = tmp_path / "task"
-    proc = run_python(["-c", SALVAGE_LATE_COLUMN, str(task), str(Path(__file__).parent)])
+    proc = run_python(["-c", SALVAGE_LATE_COLUMN, str(task), str(Path(__file__).parents[1])])
     assert proc.returncode == 0, proc.stderr
     assert len(list((task / ".staging-episode-000001").glob("journal-*.arrows"))) == 2
     proc = egorec("recover", "--salvage", str(task))

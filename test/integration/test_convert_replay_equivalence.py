@@ -19,8 +19,7 @@ from egorec_ros.recorder.replay import record_samples
 from egorec_ros.rig.load import load_rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.validate.validate import validate_task
-from test_convert_support import (START_NS, assert_same_videos, convert, data_table, sim_samples, small_rig,
-                                  task_files)
+from helpers.convert import START_NS, assert_same_videos, convert, data_table, sim_samples, small_rig, task_files
 
 SECONDS = 3.0
 

@@ -13,7 +13,7 @@ from egorec_ros.bags.bagwrite import write_bag
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.store import TaskWriter
 from egorec_ros.validate.validate import validate_task
-from test_convert_support import START_NS, convert, data_table, sim_samples, small_rig
+from helpers.convert import START_NS, convert, data_table, sim_samples, small_rig
 
 S = 1_000_000_000
 HORIZON = 155_000_000             # latency budget + finalisation margin (AssemblyConfig defaults)

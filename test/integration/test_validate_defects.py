@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import egorec
+from helpers.cli import egorec
 from egorec_ros.cli import main as egorec_main
 from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.codecs.probe import count_frames, trim_video

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_convert_support import assert_same_videos, convert, hidden_entries, sim_bag, task_files
+from helpers.convert import assert_same_videos, convert, hidden_entries, sim_bag, task_files
 
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'egorec_ros[ray]')")
 
@@ -21,6 +21,7 @@ def ray_starts() -> None:
             ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_writes_the_same_files_as_a_serial_run(tmp_path, ray_starts):
     folder = tmp_path / "bags"
     bags = [sim_bag(folder / "a", 1.2, seed=1), sim_bag(folder / "b.bag", 1.0, seed=2, storage="ros1"),

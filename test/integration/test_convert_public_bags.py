@@ -18,7 +18,11 @@ from egorec_ros.messages.context import MessageContext
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.load import load_rig
 from egorec_ros.validate.validate import validate_task
-from test_convert_support import BAGS, DATA, convert, data_table, egorec
+from helpers.bags import BAGS, DATA, requires_public_bags
+from helpers.cli import egorec
+from helpers.convert import convert, data_table
+
+pytestmark = requires_public_bags
 
 TINY_SVO = [BAGS / "tiny_svo.bag", BAGS / "tiny_svo_rosbag2_sqlite3", BAGS / "tiny_svo_rosbag2_mcap"]
 SVO_RIG = ["--rig", DATA / "tiny_svo_rig.yaml"]

@@ -16,7 +16,7 @@ from egorec_ros.sim.flaws import DEFAULT, incidents
 from egorec_ros.sim.replay import simulate
 from egorec_ros.store import TaskWriter
 from egorec_ros.validate.validate import validate_task
-from test_assembly_rules import SECOND, START, replay
+from helpers.assembly import SECOND, START, replay
 
 SIZE = (64, 48)
 

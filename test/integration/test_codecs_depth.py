@@ -110,6 +110,7 @@ def check_lossy_round_trip(frames: list[np.ndarray], decoded_codes: list[np.ndar
     return np.concatenate(rel)
 
 
+@pytest.mark.slow
 def test_hevc_depth_round_trip(tmp_path: Path) -> None:
     frames = hard_depth(20)
     assert 0.03 < np.mean([np.mean(f == 0) for f in frames]) < 0.15     # the scene has holes
@@ -126,6 +127,7 @@ def test_hevc_depth_round_trip(tmp_path: Path) -> None:
         assert np.array_equal(mm, code_to_mm(code))
 
 
+@pytest.mark.slow
 def test_hevc_keeps_holes_apart_even_in_salt_noise(tmp_path: Path) -> None:
     frames = salt_holes(6)
     writer = write(tmp_path / "salt.mp4", frames)
@@ -141,6 +143,7 @@ def test_ffv1_is_lossless(tmp_path: Path) -> None:
     assert len(back) == 8 and all(np.array_equal(a, b) for a, b in zip(back, frames, strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("container", ["mp4", "mkv"])
 def test_random_access_to_depth(tmp_path: Path, container: str) -> None:
     """At 29.97 fps Matroska's millisecond clock rounds every timestamp; frames are still found."""
@@ -196,6 +199,7 @@ while True:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("container", ["mp4", "mkv"])
 def test_sigkill_mid_recording_is_salvaged(tmp_path: Path, container: str) -> None:
     w, h = 424, 240

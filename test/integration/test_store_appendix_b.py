@@ -17,13 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from conftest import read_info
+from helpers.bags import DATA
+from helpers.store import read_info
 from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.codecs.probe import count_frames
 from egorec_ros.schema.episode_row import read_episode_row
 from egorec_ros.version import __version__
 
-SPEC = json.loads((Path(__file__).parent / "data" / "appendix_b_info.json").read_text(encoding="utf-8"))
+SPEC = json.loads((DATA / "appendix_b_info.json").read_text(encoding="utf-8"))
 VARYING = ("created_at", "total_episodes", "app_version", "cameras", "devices")
 ADDITIVE_DEVICE_KEYS = {"sensor_column", "sensor_columns", "rig"}
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +19,8 @@ from egorec_ros.converter.samples import iter_samples
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
+from helpers.bags import BAGS, requires_public_bags
 
-BAGS = Path(os.environ.get("EGOREC_PUBLIC_BAGS", Path(__file__).resolve().parents[2] / "shared" / "bags"))
 TINY_SVO = BAGS / "tiny_svo.bag"
 RIG = compile_rig({"devices": {"cam": {"kind": "s80m", "role": "ego", "streams": {
     "left": {"topic": "/camera/image_raw", "width": 752, "height": 480},
@@ -40,6 +39,7 @@ def convert(path: Path, streams, policy: ClockPolicy = DEFAULT_POLICY) -> tuple[
     return samples, report
 
 
+@requires_public_bags
 def test_tiny_svo_2013_header_stamps_against_2023_bag_time_are_reported():
     samples, report = convert(TINY_SVO, RIG.streams.values())
     assert {c.source for c in report.clocks.values()} == {"header"}
@@ -52,6 +52,7 @@ def test_tiny_svo_2013_header_stamps_against_2023_bag_time_are_reported():
     assert all(s.stamp_ns < 1_400_000_000 * 10**9 < s.arrival_ns for s in samples)
 
 
+@requires_public_bags
 def test_mixing_header_and_receive_clocks_is_refused_with_the_option_to_use():
     mixed = with_option(RIG.streams.values(), {"stamp": "receive"}, only="cam.slam")
     with open_bag(TINY_SVO) as bag, pytest.raises(ClockPolicyError) as err:
@@ -61,6 +62,7 @@ def test_mixing_header_and_receive_clocks_is_refused_with_the_option_to_use():
     assert "`stamp: receive`" in text and "--allow-mixed-clocks" in text
 
 
+@requires_public_bags
 def test_mixed_clocks_allowed_explicitly_are_converted_and_reported():
     mixed = with_option(RIG.streams.values(), {"stamp": "receive"}, only="cam.slam")
     samples, report = convert(TINY_SVO, mixed, ClockPolicy(allow_mixed=True))
@@ -71,6 +73,7 @@ def test_mixed_clocks_allowed_explicitly_are_converted_and_reported():
     assert any("different clocks" in n and "cam.slam: bag receive time" in n for n in report.notes)
 
 
+@requires_public_bags
 def test_every_stream_on_receive_time_is_one_clock():
     samples, report = convert(TINY_SVO, with_option(RIG.streams.values(), {"stamp": "receive"}))
     assert len(samples) == 87 and all(s.stamp_ns == s.arrival_ns for s in samples)

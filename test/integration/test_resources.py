@@ -15,8 +15,9 @@ import pytest
 from egorec_ros import resources
 from egorec_ros.messages.definitions import NAMES
 from egorec_ros.version import __version__
+from helpers.bags import REPO
 
-REPO = Path(__file__).resolve().parents[1]
+
 RIGS = sorted(p.stem for p in (REPO / "config" / "rigs").glob("*.yaml"))
 # a new process: which egorec_ros it imported, where its rigs and msgs come from, and a bare-name rig load
 PROBE = ("import egorec_ros, sys; from egorec_ros import resources as r; from egorec_ros.rig.load import load_rig; "

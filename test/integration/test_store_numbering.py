@@ -8,7 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import Tiny, egorec, read_info, run_python
+from helpers.cli import egorec, run_python
+from helpers.store import Tiny, read_info
 from egorec_ros.dataset import open_task
 from egorec_ros.store import EmptyEpisodeError, TaskWriter, UnfinishedEpisodesError
 from egorec_ros.validate.validate import validate_task
@@ -124,7 +125,7 @@ def test_second_writer_in_another_process_gets_a_clear_error(tmp_path: Path) -> 
 STAGE_AND_DIE = """
 import os, sys
 sys.path.insert(0, sys.argv[2])
-from conftest import Tiny, egorec, read_info, run_python, tiny_declaration
+from helpers.store import Tiny, tiny_declaration
 from egorec_ros.store import TaskWriter
 tiny = Tiny(tiny_declaration())
 episode = TaskWriter(sys.argv[1]).begin(tiny.decl)
@@ -138,7 +139,7 @@ def test_staged_leftover_refuses_a_new_writer(tmp_path: Path, tiny: Tiny) -> Non
     task = tmp_path / "task"
     with TaskWriter(task) as writer:
         tiny.write(writer, 3)
-    proc = run_python(["-c", STAGE_AND_DIE, str(task), str(Path(__file__).parent)])
+    proc = run_python(["-c", STAGE_AND_DIE, str(task), str(Path(__file__).parents[1])])
     assert proc.returncode == 0, proc.stderr
     assert [p.name for p in task.glob(".staging-*")] == [".staging-episode-000002"]
     with pytest.raises(UnfinishedEpisodesError) as err:

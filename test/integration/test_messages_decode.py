@@ -17,7 +17,7 @@ from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
-from test_convert_support import sim_bag, small_rig
+from helpers.convert import sim_bag, small_rig
 
 
 def _same(a, b) -> bool:

@@ -15,8 +15,7 @@ import pytest
 from egorec_ros.converter.work_dir import PREFIX, WorkDir, check_shared, remove_stale
 from egorec_ros.converter.failures import SharedFilesystemError
 from egorec_ros.validate.validate import validate_task
-from test_convert_support import (RIG_ARGS, assert_same_videos, convert, data_table, hidden_entries, sim_bag,
-                                  task_files)
+from helpers.convert import RIG_ARGS, assert_same_videos, convert, data_table, hidden_entries, sim_bag, task_files
 
 
 @pytest.fixture(scope="module")

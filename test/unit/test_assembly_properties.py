@@ -14,13 +14,14 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.assembly.counts import StreamCounts
 from egorec_ros.rig.kinds import StreamKind
-from test_assembly_rules import MS, RIG_A, RIG_B, SECOND, START, Feed, check_rules, clean_feeds, live_like, merged, replay
+from helpers.assembly import MS, RIG_A, RIG_B, SECOND, START, Feed, check_rules, clean_feeds, live_like, merged, replay
 
 PROPERTY = settings(max_examples=100, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -87,6 +88,7 @@ def same_rows(a, b) -> bool:
     return True
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(episodes())
 def test_every_replayed_episode_obeys_every_rule(episode):
@@ -95,6 +97,7 @@ def test_every_replayed_episode_obeys_every_rule(episode):
     check_rules(rig, samples, rows, report, stop, config)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(episodes(), st.integers(0, 5))
 def test_live_gives_the_rows_and_counts_of_replay(episode, margin_ms):
@@ -107,6 +110,7 @@ def test_live_gives_the_rows_and_counts_of_replay(episode, margin_ms):
     assert same_rows(rows, want_rows)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(episodes())
 def test_samples_handed_over_too_late_are_counted_never_lost(episode):

@@ -1,8 +1,6 @@
 """--suggest-rig: a rig file from a bag's topics that compiles and converts the bag."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import numpy as np
 import yaml
@@ -16,11 +14,12 @@ from egorec_ros.converter.suggest import suggest_rig
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
+from helpers.bags import BAGS, requires_public_bags
 
-BAGS = Path(os.environ.get("EGOREC_PUBLIC_BAGS", Path(__file__).resolve().parents[2] / "shared" / "bags"))
 T0 = 1_700_000_000 * 10**9
 
 
+@requires_public_bags
 def test_tiny_svo_suggestion_compiles_and_converts_the_bag():
     with open_bag(BAGS / "tiny_svo.bag") as bag:
         suggestion = suggest_rig(bag)
@@ -40,6 +39,7 @@ def test_tiny_svo_suggestion_compiles_and_converts_the_bag():
     assert rig.videos[0].key == "stereo_left" and (rig.videos[0].width, rig.videos[0].height) == (752, 480)
 
 
+@requires_public_bags
 def test_aruco_suggestion_reads_the_jpeg_size_and_camera_info():
     with open_bag(BAGS / "aruco_images.bag") as bag:
         suggestion = suggest_rig(bag)
@@ -101,6 +101,7 @@ def test_grippers_gloves_and_d435_are_recognised(tmp_path):
     assert plan.unmapped == () and plan.missing == ()
 
 
+@requires_public_bags
 def test_nothing_recognisable_says_what_to_fill_in():
     with open_bag(BAGS / "rosbag2parquet_array_msgs") as bag:
         suggestion = suggest_rig(bag)
@@ -109,6 +110,7 @@ def test_nothing_recognisable_says_what_to_fill_in():
     assert "#   /one_shot/joint_state (sensor_msgs/msg/JointState, 1 messages)" in suggestion.text
 
 
+@requires_public_bags
 def test_undecodable_camera_is_left_out_with_a_note():
     with open_bag(BAGS / "rosbags_rs_test_bag_mcap") as bag:
         suggestion = suggest_rig(bag)

@@ -9,6 +9,7 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from egorec_ros.assembly.tick_grid import TickGrid
 from egorec_ros.rig.compile import compile_rig
@@ -16,7 +17,7 @@ from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.sim.flaws import CLEAN, incidents
 from egorec_ros.sim.replay import simulate
-from test_assembly_rules import MS, SECOND, START, TINY, UVC, Feed, check_rules, merged, replay
+from helpers.assembly import MS, SECOND, START, TINY, UVC, Feed, check_rules, merged, replay
 
 SMALL = (32, 24)
 
@@ -75,6 +76,7 @@ def test_the_tick_grid_is_exact_however_long_the_episode():
             assert abs(t - grid.tick(k)) <= min(abs(t - grid.tick(k - 1)), abs(t - grid.tick(k + 1)))
 
 
+@pytest.mark.slow
 def test_every_incident_at_once_on_the_appendix_b_rig():
     """Appendix B with default flaws: the ego camera at 30.84 fps, the first gripper
     stalled 2 s at 40 %, the left glove away 1.5 s at 60 %. Every rule and count holds,
