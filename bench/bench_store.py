@@ -188,8 +188,8 @@ def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 2) 
             buf = io.BytesIO()
 
             def write() -> None:
-                with pq.ParquetWriter(buf, tables[0].schema, **options) as w:
-                    for t in tables:
+                with pq.ParquetWriter(buf, tables[0].schema, **options) as w:  # noqa: B023 (called at once)
+                    for t in tables:  # noqa: B023
                         w.write_table(t, row_group_size=t.num_rows)
             cpu = cpu_of(write)[0]
             best[label] = (min(best[label][0], cpu), len(buf.getvalue()))

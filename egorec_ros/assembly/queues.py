@@ -56,7 +56,8 @@ class _Queue:
     def _take_due(self, t: int, deadline: int) -> list[Pending]:
         """Remove and return the samples with stamp <= t that arrived by the deadline (in
         stamp order); the others stay pending."""
-        visible, rest = [], []
+        visible: list[Pending] = []
+        rest: list[Pending] = []
         for j, p in enumerate(self.pending):
             if p.stamp > t:
                 rest.extend(self.pending[j:])

@@ -9,7 +9,7 @@ message and what to do.
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -21,6 +21,7 @@ from rosbags.rosbag2 import Reader as Ros2Reader
 from egorec_ros.bags.bagtypes import bag_typestore
 from egorec_ros.bags.errors import BagError
 from egorec_ros.messages.context import receive_time
+from egorec_ros.messages.msg import Msg
 
 ROS1 = "ros1"
 ROSBAG2_SQLITE3 = "rosbag2/sqlite3"
@@ -61,7 +62,7 @@ class Bag:
     def __init__(self, path: Path, storage: str, reader: Ros1Reader | Ros2Reader):
         self.path = path
         self.storage = storage
-        self._reader = reader
+        self._reader: Ros1Reader | Ros2Reader | None = reader
         self._ros1 = storage == ROS1
         self._connections = list(reader.connections)
         self._store, problems = bag_typestore(self._connections, ros1=self._ros1)
@@ -79,7 +80,7 @@ class Bag:
     # ---- reading ---------------------------------------------------------------------------
 
     def messages(self, topics: Collection[str] | None = None, start_ns: int | None = None,
-                 stop_ns: int | None = None) -> Iterator[RawMessage]:
+                 stop_ns: int | None = None) -> Generator[RawMessage, None, None]:
         """Messages of ``topics`` (None: all) with start_ns <= log time < stop_ns, in log-time order."""
         conns = [c for c in self._connections if topics is None or c.topic in topics]
         if not conns:
@@ -93,7 +94,7 @@ class Bag:
             after = f"after {last.topic} at {self.when(last.log_ns)}" if last else "before the first message"
             raise BagError(f"{self.path}: reading failed {after}: {exc}; {_HINT[self.storage]}") from exc
 
-    def decode(self, raw: RawMessage) -> object:
+    def decode(self, raw: RawMessage) -> Msg:
         """The deserialized message; BagError when its bytes do not fit its type."""
         try:
             if self._ros1:

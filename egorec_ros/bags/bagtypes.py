@@ -85,8 +85,8 @@ def _unresolved(store: Typestore, name: str, seen: set[str]) -> str | None:
     seen.add(name)
     for _, (node, arg) in store.fielddefs[name][1]:
         if node in (Nodetype.ARRAY, Nodetype.SEQUENCE):
-            node, arg = arg[0]
-        if node == Nodetype.NAME and (missing := _unresolved(store, arg, seen)):
+            node, arg = arg[0]  # type: ignore[assignment, str-unpack]  # rosbags types nested field defs loosely
+        if node == Nodetype.NAME and (missing := _unresolved(store, arg, seen)):  # type: ignore[arg-type]
             return missing
     return None
 

@@ -1,7 +1,7 @@
 """The `egorec` command: one entry point, a module per subcommand.
 
 Subcommand modules are imported to build the parser, so they import only argparse-level
-things at module level; numpy, pyarrow, PyAV and rosbags are imported inside ``run``
+things at module level; numpy, pyarrow, PyAV and the bag reader are imported inside ``run``
 (``egorec --help`` stays fast).
 
 Exit status: 0 done; 1 the command ran and something failed (findings, failed bags) or a

@@ -3,7 +3,7 @@ the rig compiler is imported when a rig is loaded)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from egorec_ros.codecs.video_codec import CODECS, VideoCodec
 from egorec_ros.resources import builtin_rigs
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from egorec_ros.rig.model import Rig
 
 
-def given(**values: object) -> dict[str, object]:
+def given(**values: Any) -> dict[str, Any]:
     """The options the user gave (not None): the rest keep their dataclass defaults, which the
     CLI does not import at parser build time (it must start fast) nor restate."""
     return {k: v for k, v in values.items() if v is not None}

@@ -190,6 +190,7 @@ def frame_rate(fps: float | Fraction) -> Fraction:
 def add_video_stream(container: av.container.OutputContainer, settings: EncoderSettings, width: int,
                      height: int, fps: Fraction) -> av.video.stream.VideoStream:
     stream = container.add_stream(settings.encoder, rate=fps)
+    assert isinstance(stream, av.video.stream.VideoStream)     # a video encoder gives a video stream
     ctx = stream.codec_context
     ctx.width, ctx.height, ctx.pix_fmt = width, height, settings.pix_fmt
     ctx.time_base = 1 / fps

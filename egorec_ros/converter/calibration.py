@@ -19,6 +19,7 @@ from egorec_ros.messages.payloads.camera_info import CAMERA_INFO, camera_calibra
 from egorec_ros.converter.split import EpisodeWindow
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Device, Rig, StreamSpec
+from egorec_ros.messages.msg import Msg
 
 DEPTH_SCALE_M_PER_MM = 0.001      # depth streams are stored in millimetres
 
@@ -51,7 +52,7 @@ def _calibration(device: Device, videos: list[StreamSpec], bag: Bag, window: Epi
                               depth_scale=DEPTH_SCALE_M_PER_MM if depth else None)
 
 
-def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: list[str]) -> object | None:
+def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: list[str]) -> Msg | None:
     topic = _info_topic(stream)
     info = bag.topics.get(topic)
     if info is None or info.msgtype != CAMERA_INFO or not info.decodable:

@@ -6,7 +6,7 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 
 def tmp_path(path: Path) -> Path:
@@ -54,5 +54,5 @@ def write_json(path: Path, obj: object, *, indent: int | None = 2) -> None:
     write_bytes(path, (text + "\n").encode("utf-8"))
 
 
-def read_json(path: Path) -> object:
+def read_json(path: Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))

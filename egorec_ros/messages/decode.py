@@ -21,6 +21,7 @@ from egorec_ros.messages.mapping import Rule, rule_for
 from egorec_ros.messages.payloads.stamps import header_ns
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.rig.model import StreamSpec
+from egorec_ros.messages.msg import Msg
 
 RECEIVE = "receive"
 
@@ -31,7 +32,7 @@ class Decoded:
     drops: list[tuple[str, str]] = field(default_factory=list)     # (stream id, why)
 
 
-def deserialize(typename: str, cdr: bytes, store: Typestore | None = None) -> object:
+def deserialize(typename: str, cdr: bytes, store: Typestore | None = None) -> Msg:
     """A ROS 2 message from its CDR bytes (the Humble types plus ours by default)."""
     return (store or ros2_typestore()).deserialize_cdr(cdr, typename)
 
@@ -56,7 +57,7 @@ class TopicDecoder:
         return decode_message(deserialize(self.typename, cdr, store), self.routes, arrival_ns, ctx)
 
 
-def decode_message(msg: object, routes: Sequence[tuple[StreamSpec, Rule]], arrival_ns: int,
+def decode_message(msg: Msg, routes: Sequence[tuple[StreamSpec, Rule]], arrival_ns: int,
                    ctx: MessageContext) -> Decoded:
     """Samples of a deserialized message for each (stream, rule); misfits are drops, not errors."""
     out = Decoded()

@@ -16,16 +16,17 @@ from egorec_ros.messages.payloads import forces, gloves, images, imu, joints, po
 from egorec_ros.messages.context import MessageContext
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
+from egorec_ros.messages.msg import Msg
 
 
 @dataclass(frozen=True)
 class Rule:
-    payload: Callable[[object, MessageContext], Any]
+    payload: Callable[[Msg, MessageContext], Any]
     fields: frozenset[str] = frozenset()                       # LATEST: payload fields it gives
-    pick: Callable[[object, Mapping[str, object]], object | None] | None = None  # sub-message to use
+    pick: Callable[[Msg, Mapping[str, object]], Msg | None] | None = None  # sub-message to use
     needs: tuple[str, ...] = ()                                # stream options it cannot do without
 
-    def select(self, msg: object, spec: StreamSpec) -> object | None:
+    def select(self, msg: Msg, spec: StreamSpec) -> Msg | None:
         """The (sub-)message that feeds ``spec``; None when this message has none for it."""
         return self.pick(msg, spec.source) if self.pick else msg
 

@@ -163,7 +163,7 @@ def _gripper(dev_id, kind, key, name, d, streams, index, counters, fps, where) -
     rig_no = d.get("rig") or index + 1
     if isinstance(rig_no, bool) or not isinstance(rig_no, int):
         raise RigError(f"{where}: gripper rig must be an integer (1, 2, ...), got {rig_no!r}")
-    taken = counters.setdefault("gripper_rigs", set())  # type: ignore[arg-type]
+    taken = counters.setdefault("gripper_rigs", set())
     if rig_no in taken:
         raise RigError(f"{where}: gripper rig {rig_no} is already taken; each gripper needs its own rig number")
     taken.add(rig_no)
@@ -196,7 +196,7 @@ def _gripper(dev_id, kind, key, name, d, streams, index, counters, fps, where) -
 
 def _glove(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> Device:
     sensor = d.get("sensor")
-    taken = counters.setdefault("glove_sensors", set())  # type: ignore[arg-type]
+    taken = counters.setdefault("glove_sensors", set())
     if sensor is None:
         sensor = next((s for s in GLOVE_SENSORS if s not in taken), None)
     if sensor not in GLOVE_SENSORS:

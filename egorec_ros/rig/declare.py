@@ -26,7 +26,7 @@ def device_entry(d: Device) -> dict:
         slots = [d.sensor] if d.info_kind in ("ble_glove", "usb_glove") else []
         return {"key": d.key, "kind": d.info_kind or "data_ble", "name": d.name, "slots": slots,
                 "sensor_column": d.sensor}
-    entry = {"key": d.key, "kind": d.kind, "name": d.name, "slots": list(d.slots)}
+    entry: dict[str, object] = {"key": d.key, "kind": d.kind, "name": d.name, "slots": list(d.slots)}
     if d.kind == "gripper":  # every observation column the gripper writes, its _ns columns included
         entry["sensor_columns"] = sorted({c for s in d.streams for c in (*s.columns.values(), s.ns_column)
                                           if c and c.startswith("observation.")})

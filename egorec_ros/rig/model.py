@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping
+from typing import Any, Mapping
 
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.options import StreamOptions, parse_options
@@ -31,7 +31,7 @@ class StreamSpec:
     ns_column: str | None = None       # LATEST: scalar capture-time column (forces, matrices)
     status: str | None = None          # id of the status.<id> column this stream keeps alive
     master: str | None = None          # DEPTH: master video slot
-    source: Mapping[str, object] = field(default_factory=dict)  # the rig file's stream options (checked)
+    source: Mapping[str, Any] = field(default_factory=dict)  # the rig file's stream options (checked)
 
     @property
     def options(self) -> StreamOptions:

@@ -17,7 +17,8 @@ def with_video_sizes(rig: Rig, sizes: Size | Mapping[str, Size]) -> Rig:
     def size_of(slot: str) -> Size | None:
         if isinstance(sizes, Mapping):
             return sizes.get(slot, sizes.get("*"))
-        return tuple(sizes)
+        w, h = sizes
+        return w, h
 
     devices = []
     for d in rig.devices:

@@ -34,7 +34,7 @@ def episode_contribution(decl: Declaration, present: Iterable[str], video_extens
     cameras = {}
     for v in decl.videos:
         if v.kind == "rgb" and v.key in video_extensions:
-            cam = {"height": v.height, "width": v.width}
+            cam: dict[str, float] = {"height": v.height, "width": v.width}
             if v.fps and v.fps != decl.fps:
                 cam["fps"] = v.fps
             cameras[v.key] = cam

@@ -54,7 +54,7 @@ class Motion:
         self._amp = amp
         self._phase = rng.uniform(0.0, 2.0 * np.pi, (2, 3, terms))
 
-    def _wave(self, which: int, t: np.ndarray, derivative: int = 0) -> np.ndarray:
+    def _wave(self, which: int, t: np.ndarray | float, derivative: int = 0) -> np.ndarray:
         t = np.asarray(t, dtype=np.float64)[..., None, None]
         arg = self._w[which] * t + self._phase[which]
         wave = (np.sin, np.cos, lambda x: -np.sin(x))[derivative](arg)

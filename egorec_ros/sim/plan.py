@@ -45,7 +45,7 @@ class Plan:
         if self.sizes:
             for key in (spec.id, spec.slot, "*"):
                 if key in self.sizes:
-                    return tuple(self.sizes[key])  # type: ignore[return-value]
+                    return tuple(self.sizes[key])  # type: ignore[return-value, arg-type, call-overload]
         return int(spec.source["width"]), int(spec.source["height"])
 
     def seed_of(self, name: str) -> int:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from typing import cast
+
 import numpy as np
 
 MAX_PAN_RAD = 0.1        # bound of Motion's turn, with room to spare
@@ -44,7 +46,7 @@ class Scene:
         depths = np.sort(rng.uniform(0.55, 1.8, objects))[::-1]
         self.shapes = tuple(
             Shape(ball=bool(i % 2 == 0), size=float(rng.uniform(0.07, 0.16)), depth_m=float(z),
-                  colour=tuple(int(c) for c in rng.integers(30, 230, 3)),
+                  colour=_rgb(rng.integers(30, 230, 3)),
                   centre=(float(rng.uniform(0.25, 0.75)), float(rng.uniform(0.3, 0.7))),
                   amp=(float(rng.uniform(0.1, 0.3)), float(rng.uniform(0.05, 0.2))),
                   freq_hz=(float(rng.uniform(0.1, 0.5)), float(rng.uniform(0.1, 0.5))),
@@ -84,7 +86,7 @@ def paste(dst: np.ndarray, src: np.ndarray | int, mask: np.ndarray, x0: int, y0:
     ye, xe = min(h, dst.shape[0] - y0), min(w, dst.shape[1] - x0)
     if ys >= ye or xs >= xe:
         return
-    np.copyto(dst[y0 + ys:y0 + ye, x0 + xs:x0 + xe], src if np.isscalar(src) else src[ys:ye, xs:xe],
+    np.copyto(dst[y0 + ys:y0 + ye, x0 + xs:x0 + xe], src if np.isscalar(src) else cast(np.ndarray, src)[ys:ye, xs:xe],
               where=mask[ys:ye, xs:xe])
 
 
@@ -164,3 +166,8 @@ class RgbCanvas:
         noise = self._noise[row:row + self.height].reshape(self.height, self.width, 3)
         np.bitwise_xor(out, noise, out=out)
         return out
+
+
+def _rgb(values: np.ndarray) -> tuple[int, int, int]:
+    r, g, b = (int(v) for v in values)
+    return r, g, b

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import BinaryIO, Sequence
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -26,13 +26,14 @@ class Journal:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self._writer: ipc.RecordBatchStreamWriter | None = None
-        self._file = None
+        self._file: BinaryIO | None = None
         self._schema: pa.Schema | None = None
         self._segments = 0
 
     def write(self, table: pa.Table) -> None:
         if self._schema is None or not table.schema.equals(self._schema):
             self._open_segment(table.schema)
+        assert self._writer is not None and self._file is not None
         self._writer.write_table(table)
         self._file.flush()
         os.fsync(self._file.fileno())  # the journal is what survives a power loss
@@ -48,7 +49,8 @@ class Journal:
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
-            self._file.close()
+            if self._file is not None:
+                self._file.close()
             self._writer = self._file = None
 
 

@@ -92,24 +92,24 @@ class TaskWriter:
         if self._current is not None:
             raise RuntimeError(f"episode {self._current.index} is still open; end or abort it first")
         if number is None:
-            number = self.next_number()
+            chosen = self.next_number()
         else:
-            number = self.paths.number(number)
-            if self.paths.data(number).exists() or self.paths.staging(number).exists():
-                raise ValueError(f"{self.paths.root}: episode number {number.index} is already used")
-        folder = self.paths.staging(number)
+            chosen = self.paths.number(number)
+            if self.paths.data(chosen).exists() or self.paths.staging(chosen).exists():
+                raise ValueError(f"{self.paths.root}: episode number {chosen.index} is already used")
+        folder = self.paths.staging(chosen)
         folder.mkdir()
         task_text = task or self.task_name
         try:
             videos = EpisodeVideos(folder, decl.videos, decl.fps, self.codec, self.depth_container)
-            manifest = Manifest(number.index, task_text, tasks.task_index(self.paths.tasks, task_text), self.task_name,
+            manifest = Manifest(chosen.index, task_text, tasks.task_index(self.paths.tasks, task_text), self.task_name,
                                 time.time() if created_at is None else created_at, decl,
                                 videos.extensions, _codec_description(self.codec, videos.extensions, decl))
             manifest.write(folder)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        self._current = EpisodeWriter(self.paths, number, manifest, videos, folder, self._closed)
+        self._current = EpisodeWriter(self.paths, chosen, manifest, videos, folder, self._closed)
         return self._current
 
     def adopt(self, folder: Path) -> EpisodeNumber:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import av
 import numpy as np
@@ -236,7 +237,7 @@ def _check_videos(paths: TaskPaths, n: EpisodeNumber, info: dict, rows: int, dec
     return owned
 
 
-def _list_of(dtype: object) -> pa.DataType | None:
+def _list_of(dtype: Any) -> pa.DataType | None:
     """list<dtype> for a numpy dtype name, None if it names no numeric dtype."""
     try:
         return pa.list_(pa.from_numpy_dtype(np.dtype(dtype)))

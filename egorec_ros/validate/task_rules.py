@@ -11,7 +11,7 @@ from egorec_ros.schema import info as info_json
 from egorec_ros.schema.names import ColumnNameError, check_observation_name, reserved_suffix
 from egorec_ros.validate.findings import Findings
 
-REQUIRED_KEYS = {
+REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "format": str, "chunks_size": int, "data_path": str, "video_path": str, "episodes_path": str,
     "codebase_version": str, "app_version": str, "fps": (int, float), "video": bool, "task_name": str,
     "features": dict, "cameras": dict, "video_extensions": dict, "devices": list, "device_names": dict,

@@ -6,25 +6,26 @@ calibration. Field names differ between ROS 1 (K, D, P) and ROS 2 (k, d, p).
 from __future__ import annotations
 
 from pathlib import PurePosixPath
+from egorec_ros.messages.msg import Msg
 
 CAMERA_INFO = "sensor_msgs/msg/CameraInfo"
 TRANSPORTS = ("compressed", "compressedDepth", "theora", "zstd", "ffmpeg")
 
 
-def _field(msg: object, name: str) -> list[float]:
+def _field(msg: Msg, name: str) -> list[float]:
     value = getattr(msg, name, None)
     if value is None:
         value = getattr(msg, name.upper())
     return [float(v) for v in value]
 
 
-def camera_intrinsics(info: object) -> dict:
+def camera_intrinsics(info: Msg) -> dict:
     """{intrinsic: [fx, fy, cx, cy], distortion: [...]} of one camera."""
     k = _field(info, "k")
     return {"intrinsic": [k[0], k[4], k[2], k[5]], "distortion": _field(info, "d")}
 
 
-def camera_calibration(info: object, *, name: str, right: object | None = None, fps: float | None = None,
+def camera_calibration(info: Msg, *, name: str, right: Msg | None = None, fps: float | None = None,
                        depth_scale: float | None = None) -> dict:
     """The §6.5 dict (type/name/resolution/fps/baseline/left_camera/right_camera/depth_scale/
     cam_imu_timeshift, which a CameraInfo cannot know: 0) from a CameraInfo, or a stereo pair (baseline from the right P: Tx = -fx * B).

@@ -22,6 +22,7 @@ from rosbags.typesys.store import Typestore
 from egorec_ros.codecs.lazy_frame import LazyFrame, frame_array
 from egorec_ros.messages.errors import FrameError
 from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.msg import Msg
 
 IMAGE = "sensor_msgs/msg/Image"
 COMPRESSED_IMAGE = "sensor_msgs/msg/CompressedImage"
@@ -81,28 +82,28 @@ class CompressedFrame:
                              f"{exc}") from None
 
 
-def image_frame(msg: object, ctx: MessageContext, *, depth: bool) -> RawImageFrame:
+def image_frame(msg: Msg, ctx: MessageContext, *, depth: bool) -> RawImageFrame:
     return RawImageFrame(np.asarray(msg.data, dtype=np.uint8), int(msg.width), int(msg.height), int(msg.step),
                          str(msg.encoding), bool(msg.is_bigendian), depth, ctx)
 
 
-def compressed_frame(msg: object, ctx: MessageContext, *, depth: bool) -> CompressedFrame:
+def compressed_frame(msg: Msg, ctx: MessageContext, *, depth: bool) -> CompressedFrame:
     return CompressedFrame(np.asarray(msg.data, dtype=np.uint8), str(msg.format), depth, ctx)
 
 
-def video_frame(msg: object, ctx: MessageContext) -> RawImageFrame:
+def video_frame(msg: Msg, ctx: MessageContext) -> RawImageFrame:
     return image_frame(msg, ctx, depth=False)
 
 
-def depth_frame(msg: object, ctx: MessageContext) -> RawImageFrame:
+def depth_frame(msg: Msg, ctx: MessageContext) -> RawImageFrame:
     return image_frame(msg, ctx, depth=True)
 
 
-def compressed_video_frame(msg: object, ctx: MessageContext) -> CompressedFrame:
+def compressed_video_frame(msg: Msg, ctx: MessageContext) -> CompressedFrame:
     return compressed_frame(msg, ctx, depth=False)
 
 
-def compressed_depth_frame(msg: object, ctx: MessageContext) -> CompressedFrame:
+def compressed_depth_frame(msg: Msg, ctx: MessageContext) -> CompressedFrame:
     return compressed_frame(msg, ctx, depth=True)
 
 
@@ -165,7 +166,7 @@ def metres_to_mm(metres: np.ndarray) -> np.ndarray:
 def _decode_one(codec: str, data: bytes) -> av.VideoFrame:
     ctx = av.CodecContext.create(codec, "r")
     ctx.options = {"err_detect": "explode"}      # a truncated picture is an error, not a grey half
-    frames = ctx.decode(av.Packet(data)) + ctx.decode(None)
+    frames = ctx.decode(av.Packet(data)) + ctx.decode(None)  # type: ignore[attr-defined]  # PyAV stubs: a reader
     if len(frames) != 1:
         raise ValueError(f"{codec} data gave {len(frames)} pictures, expected 1")
     if frames[0].is_corrupt:
@@ -210,7 +211,7 @@ def _compressed_depth(f: CompressedFrame) -> np.ndarray:
 
 # ---- sizes (for rig suggestions) --------------------------------------------------------------
 
-def frame_size(msgtype: str, msg: object, ctx: MessageContext) -> tuple[int, int]:
+def frame_size(msgtype: str, msg: Msg, ctx: MessageContext) -> tuple[int, int]:
     """(width, height) of an Image (from its fields) or CompressedImage (decoded once)."""
     if msgtype == IMAGE:
         return int(msg.width), int(msg.height)
@@ -218,7 +219,7 @@ def frame_size(msgtype: str, msg: object, ctx: MessageContext) -> tuple[int, int
     return int(pixels.shape[1]), int(pixels.shape[0])
 
 
-def is_depth_image(msgtype: str, msg: object) -> bool:
+def is_depth_image(msgtype: str, msg: Msg) -> bool:
     if msgtype == IMAGE:
         return str(msg.encoding) in _DEPTH
     return "compresseddepth" in str(msg.format).lower()
@@ -226,7 +227,7 @@ def is_depth_image(msgtype: str, msg: object) -> bool:
 
 # ---- writing ----------------------------------------------------------------------------------
 
-def image_message(store: Typestore, frame: np.ndarray | LazyFrame, header: object) -> object:
+def image_message(store: Typestore, frame: np.ndarray | LazyFrame, header: Msg) -> Msg:
     """HxWx3 uint8 -> rgb8, HxW uint8 -> mono8, HxW uint16 -> 16UC1 (mm)."""
     pixels = np.ascontiguousarray(frame_array(frame))
     if pixels.dtype == np.uint8 and pixels.ndim == 3 and pixels.shape[2] == 3:
@@ -243,7 +244,7 @@ def image_message(store: Typestore, frame: np.ndarray | LazyFrame, header: objec
                               step=pixels.nbytes // height, data=pixels.view(np.uint8).reshape(-1))
 
 
-def jpeg_message(store: Typestore, frame: np.ndarray | LazyFrame, header: object) -> object:
+def jpeg_message(store: Typestore, frame: np.ndarray | LazyFrame, header: Msg) -> Msg:
     """HxWx3 uint8 RGB -> CompressedImage jpeg (4:4:4, encoded with PyAV)."""
     pixels = frame_array(frame)
     if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
@@ -251,7 +252,7 @@ def jpeg_message(store: Typestore, frame: np.ndarray | LazyFrame, header: object
     ctx = av.CodecContext.create("mjpeg", "w")
     ctx.width, ctx.height, ctx.pix_fmt = pixels.shape[1], pixels.shape[0], "yuvj444p"
     ctx.time_base = Fraction(1, 30)
-    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(pixels), format="rgb24").reformat(format="yuvj444p")
-    packets = ctx.encode(frame) + ctx.encode(None)
+    picture = av.VideoFrame.from_ndarray(np.ascontiguousarray(pixels), format="rgb24").reformat(format="yuvj444p")
+    packets = ctx.encode(picture) + ctx.encode(None)
     data = np.frombuffer(b"".join(bytes(p) for p in packets), dtype=np.uint8)
     return store.types[COMPRESSED_IMAGE](header=header, format="jpeg", data=data)

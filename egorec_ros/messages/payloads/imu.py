@@ -5,16 +5,17 @@ import numpy as np
 from rosbags.typesys.store import Typestore
 
 from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.msg import Msg
 
 IMU = "sensor_msgs/msg/Imu"
 
 
-def imu_payload(msg: object, ctx: MessageContext) -> np.ndarray:
+def imu_payload(msg: Msg, ctx: MessageContext) -> np.ndarray:
     a, g = msg.linear_acceleration, msg.angular_velocity
     return np.array([a.x, a.y, a.z, g.x, g.y, g.z], dtype=np.float32)
 
 
-def imu_message(store: Typestore, payload: np.ndarray, header: object) -> object:
+def imu_message(store: Typestore, payload: np.ndarray, header: Msg) -> Msg:
     """Orientation unknown: covariance[0] = -1, as sensor_msgs/Imu documents."""
     v = store.types["geometry_msgs/msg/Vector3"]
     p = np.asarray(payload, dtype=np.float64)

@@ -10,12 +10,13 @@ from rosbags.typesys.store import Typestore
 
 from egorec_ros.messages.errors import PayloadError
 from egorec_ros.messages.context import MessageContext
+from egorec_ros.messages.msg import Msg
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 FIELDS = ("position", "velocity", "effort")
 
 
-def joint_state_payload(msg: object, ctx: MessageContext) -> dict[str, np.ndarray]:
+def joint_state_payload(msg: Msg, ctx: MessageContext) -> dict[str, np.ndarray]:
     n = len(msg.name)
     out = {}
     for field in FIELDS:
@@ -27,7 +28,7 @@ def joint_state_payload(msg: object, ctx: MessageContext) -> dict[str, np.ndarra
     return out
 
 
-def joint_state_message(store: Typestore, payload: dict, header: object) -> object:
+def joint_state_message(store: Typestore, payload: dict, header: Msg) -> Msg:
     n = len(np.asarray(payload["position"]))
     arrays = {f: np.asarray(payload.get(f, np.zeros(0)), dtype=np.float64) for f in FIELDS}
     return store.types[JOINT_STATE](header=header, name=[f"joint{i + 1}" for i in range(n)], **arrays)

@@ -15,6 +15,7 @@ from rosbags.typesys.store import Typestore
 from egorec_ros.messages.context import MessageContext
 from egorec_ros.messages.payloads.stamps import header_ns
 from egorec_ros.messages.definitions import type_name
+from egorec_ros.messages.msg import Msg
 
 POSE_STAMPED = "geometry_msgs/msg/PoseStamped"
 POSE_WITH_COVARIANCE_STAMPED = "geometry_msgs/msg/PoseWithCovarianceStamped"
@@ -25,37 +26,37 @@ SLAM_POSE = type_name("SlamPose")
 CHILD_FRAME = "child_frame"
 
 
-def _point(t: float, position: object, orientation: object) -> np.ndarray:
+def _point(t: float, position: Msg, orientation: Msg) -> np.ndarray:
     return np.array([t, position.x, position.y, position.z,
                      orientation.x, orientation.y, orientation.z, orientation.w], dtype=np.float64)
 
 
-def _header_seconds(msg: object, ctx: MessageContext) -> float:
+def _header_seconds(msg: Msg, ctx: MessageContext) -> float:
     return (header_ns(msg) or ctx.log_ns) / 1e9
 
 
-def pose_stamped_point(msg: object, ctx: MessageContext) -> np.ndarray:
+def pose_stamped_point(msg: Msg, ctx: MessageContext) -> np.ndarray:
     return _point(_header_seconds(msg, ctx), msg.pose.position, msg.pose.orientation)
 
 
-def pose_with_covariance_point(msg: object, ctx: MessageContext) -> np.ndarray:
+def pose_with_covariance_point(msg: Msg, ctx: MessageContext) -> np.ndarray:
     return _point(_header_seconds(msg, ctx), msg.pose.pose.position, msg.pose.pose.orientation)
 
 
-def odometry_point(msg: object, ctx: MessageContext) -> np.ndarray:
+def odometry_point(msg: Msg, ctx: MessageContext) -> np.ndarray:
     return pose_with_covariance_point(msg, ctx)
 
 
-def transform_point(msg: object, ctx: MessageContext) -> np.ndarray:
+def transform_point(msg: Msg, ctx: MessageContext) -> np.ndarray:
     """A geometry_msgs/TransformStamped (alone, or picked out of a TFMessage)."""
     return _point(_header_seconds(msg, ctx), msg.transform.translation, msg.transform.rotation)
 
 
-def slam_pose_point(msg: object, ctx: MessageContext) -> np.ndarray:
+def slam_pose_point(msg: Msg, ctx: MessageContext) -> np.ndarray:
     return _point(float(msg.sensor_time), msg.pose.position, msg.pose.orientation)
 
 
-def pick_transform(msg: object, options: Mapping[str, object]) -> object | None:
+def pick_transform(msg: Msg, options: Mapping[str, object]) -> Msg | None:
     """The transform of the stream's child frame in a TFMessage (None: not in this message)."""
     child = options[CHILD_FRAME]
     return next((tf for tf in msg.transforms if tf.child_frame_id == child), None)
@@ -63,23 +64,23 @@ def pick_transform(msg: object, options: Mapping[str, object]) -> object | None:
 
 # ---- writing ----------------------------------------------------------------------------------
 
-def _pose(store: Typestore, p: np.ndarray) -> object:
+def _pose(store: Typestore, p: np.ndarray) -> Msg:
     return store.types["geometry_msgs/msg/Pose"](
         position=store.types["geometry_msgs/msg/Point"](x=p[1], y=p[2], z=p[3]),
         orientation=store.types["geometry_msgs/msg/Quaternion"](x=p[4], y=p[5], z=p[6], w=p[7]))
 
 
-def slam_pose_message(store: Typestore, payload: np.ndarray, header: object) -> object:
+def slam_pose_message(store: Typestore, payload: np.ndarray, header: Msg) -> Msg:
     p = np.asarray(payload, dtype=np.float64)
     return store.types[SLAM_POSE](header=header, sensor_time=p[0], pose=_pose(store, p))
 
 
-def pose_stamped_message(store: Typestore, payload: np.ndarray, header: object) -> object:
+def pose_stamped_message(store: Typestore, payload: np.ndarray, header: Msg) -> Msg:
     """t is not kept: PoseStamped has only the header stamp."""
     return store.types[POSE_STAMPED](header=header, pose=_pose(store, np.asarray(payload, dtype=np.float64)))
 
 
-def odometry_message(store: Typestore, payload: np.ndarray, header: object, child_frame: str = "") -> object:
+def odometry_message(store: Typestore, payload: np.ndarray, header: Msg, child_frame: str = "") -> Msg:
     t = store.types
     pose = t["geometry_msgs/msg/PoseWithCovariance"](pose=_pose(store, np.asarray(payload, dtype=np.float64)),
                                                        covariance=np.zeros(36))
@@ -89,7 +90,7 @@ def odometry_message(store: Typestore, payload: np.ndarray, header: object, chil
     return t[ODOMETRY](header=header, child_frame_id=child_frame, pose=pose, twist=twist)
 
 
-def tf_message(store: Typestore, payload: np.ndarray, header: object, child_frame: str) -> object:
+def tf_message(store: Typestore, payload: np.ndarray, header: Msg, child_frame: str) -> Msg:
     t = store.types
     p = np.asarray(payload, dtype=np.float64)
     transform = t["geometry_msgs/msg/Transform"](
