@@ -23,9 +23,6 @@ from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.rig.model import StreamSpec
 from egorec_ros.messages.msg import Msg
 
-RECEIVE = "receive"
-
-
 @dataclass
 class Decoded:
     samples: list[Sample] = field(default_factory=list)
@@ -66,7 +63,7 @@ def decode_message(msg: Msg, routes: Sequence[tuple[StreamSpec, Rule]], arrival_
         if picked is None:
             continue
         header = header_ns(picked)
-        if spec.source.get("stamp") == RECEIVE or header is None:
+        if spec.options.stamp == "receive" or header is None:
             stamp, raw = arrival_ns, header or 0
         elif not header:
             out.drops.append((spec.id, f"{ctx}: header stamp is zero"))

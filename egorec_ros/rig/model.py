@@ -33,7 +33,7 @@ class StreamSpec:
     master: str | None = None          # DEPTH: master video slot
     source: Mapping[str, Any] = field(default_factory=dict)  # the rig file's stream options (checked)
 
-    @property
+    @cached_property
     def options(self) -> StreamOptions:
         """The typed view of ``source`` (``egorec_ros.rig.options``; checked at rig compile)."""
         return parse_options(self.kind, self.source)

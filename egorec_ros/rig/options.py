@@ -65,6 +65,7 @@ OPTIONS: dict[StreamKind, type[StreamOptions]] = {
     StreamKind.TRAJECTORY: TrajectoryOptions, StreamKind.LATEST: LatestOptions,
 }
 INTERNAL = ("slam_spec",)      # added by the compiler, not written in rig files
+_HINTS = {cls: typing.get_type_hints(cls) for cls in OPTIONS.values()}     # field -> its type, resolved once
 
 
 def option_names(kind: StreamKind) -> list[str]:
@@ -74,7 +75,7 @@ def option_names(kind: StreamKind) -> list[str]:
 def parse_options(kind: StreamKind, opts: Mapping[str, Any]) -> StreamOptions:
     """The typed options of a stream of ``kind``; OptionError naming the key if one is wrong."""
     cls = OPTIONS[kind]
-    hints = typing.get_type_hints(cls)
+    hints = _HINTS[cls]
     unknown = sorted(set(opts) - set(hints) - set(INTERNAL))
     if unknown:
         raise OptionError(f"unknown option {', '.join(map(repr, unknown))}; a {kind.value} stream takes "
