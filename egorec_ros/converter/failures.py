@@ -1,5 +1,6 @@
-"""Why a bag or an episode could not be converted, beyond the reading errors of
-``errors.py``; each message names the bag and says what to do."""
+"""Why a bag or an episode could not be converted, beyond the reading and decoding errors
+(``egorec_ros.bags.errors``, ``egorec_ros.messages.errors``) and ``errors.py``; each message
+names the bag and says what to do."""
 from __future__ import annotations
 
 from egorec_ros.bags.errors import BagError
