@@ -199,7 +199,7 @@ def test_crash_after_the_commit_point_is_rolled_forward(tmp_path: Path, tiny: Ti
     info = read_info(task)
     stats = json.loads((task / "meta" / "stats.json").read_text())
     assert info["total_episodes"] == 2
-    assert stats["observation.gripper_state"]["count"] == [9]   # 4 + 5 rows, counted once each
+    assert stats["observation.gripper_state"]["count"] == 9   # 4 + 5 rows, counted once each
     assert [len(e) for e in open_task(task)] == [4, 5]
 
 
@@ -314,7 +314,7 @@ def test_salvage_joins_journal_segments_of_a_growing_schema(tmp_path: Path) -> N
     assert not states[:60].any()     # §5.5 default before the column appeared
     np.testing.assert_array_equal(states[60:], [[i, 1.0, -i] for i in range(60, 120)])
     stats = json.loads((task / "meta" / "stats.json").read_text())
-    assert stats["observation.gripper_state"]["count"] == [60]   # default rows are not samples
+    assert stats["observation.gripper_state"]["count"] == 60   # default rows are not samples
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def validate_task(task_dir: str | Path, *, decode: bool = True, progress=None) -
     total = info.get("total_episodes")
     if episodes and isinstance(total, int) and total < max(indices):
         out.add(INFO, "total_episodes", "§6.1", f"is {info.get('total_episodes')} but episode {max(indices)} exists")
-    tasks = check_side_files(paths, indices, out)
+    tasks = check_side_files(paths, indices, out, info.get("features") or {})
     owned: set[Path] = set()
     for i, n in enumerate(episodes):
         owned |= check_episode(paths, n, info, tasks, decode, out)
