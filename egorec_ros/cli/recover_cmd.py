@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from egorec_ros.layout.lock import TaskLock, TaskLockedError
-from egorec_ros.recover.recover import inspect_staged, recover
+from egorec_ros.recover.recover import NotATaskError, inspect_staged, recover
 
 
 def add_parser(sub) -> None:
@@ -18,7 +18,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    staged = inspect_staged(args.task_dir)
+    try:
+        staged = inspect_staged(args.task_dir)
+    except NotATaskError as exc:
+        print(f"egorec recover: {exc}", file=sys.stderr)
+        return 1
     if not staged:
         print(f"{args.task_dir}: nothing to recover")
         return 0

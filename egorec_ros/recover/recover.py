@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from egorec_ros.codecs.probe import count_frames, trim_video
 from egorec_ros.layout.lock import TaskLock
-from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.layout.paths import META, SET_ASIDE, TaskPaths
 from egorec_ros.layout.recycle import write_recycled
 from egorec_ros.schema.columns import Layout
 from egorec_ros.schema.episode_row import read_episode_row, write_episode_row
@@ -33,6 +33,10 @@ from egorec_ros.store.commit import commit_staged
 from egorec_ros.store.journal import read_journal
 from egorec_ros.store.row_sink import DATA_FILE, EXTEND_FILE, parquet_options
 from egorec_ros.store.staging import EPISODE_ROW, MANIFEST, Manifest
+
+
+class NotATaskError(ValueError):
+    """``recover`` was given a folder that does not exist or holds no task."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,28 @@ class Action:
     detail: str
 
 
+def check_task_dir(task_dir: str | Path) -> None:
+    """Refuse a path that is no task directory (a typo, or ROOT instead of ROOT/TASK):
+    "nothing to recover" there would hide the mistake."""
+    root = Path(task_dir)
+    if not root.is_dir():
+        raise NotATaskError(f"{root}: no such directory; give the task directory (ROOT/TASK, the folder "
+                            "holding meta/ and the staged .staging-episode-* folders)")
+    if _is_task(root):
+        return
+    tasks = sorted(p.name for p in root.iterdir() if p.is_dir() and _is_task(p))
+    hint = f"; task directories inside it: {', '.join(tasks[:10])}" if tasks else ""
+    raise NotATaskError(f"{root}: not a task directory (no meta/info.json, no staged episode){hint}; "
+                        "give the task directory (ROOT/TASK)")
+
+
+def _is_task(root: Path) -> bool:
+    """A task dir, even one whose only episodes were interrupted: meta/ or staged or set-aside data."""
+    return (root / META).is_dir() or (root / SET_ASIDE).is_dir() or bool(TaskPaths(root).list_staged())
+
+
 def inspect_staged(task_dir: Path) -> list[StagedEpisode]:
+    check_task_dir(task_dir)
     paths = _paths(task_dir)
     out = []
     for index, folder in paths.list_staged():
@@ -84,6 +109,7 @@ def inspect_staged(task_dir: Path) -> list[StagedEpisode]:
 
 def recover(task_dir: str | Path, *, salvage: bool = False) -> list[Action]:
     task_dir = Path(task_dir)
+    check_task_dir(task_dir)
     with TaskLock(task_dir):
         paths = _paths(task_dir)
         actions = []
