@@ -68,7 +68,9 @@ def crash_child(task: Path, report: Path) -> None:
         videos = [p for p in episode.folder.iterdir() if p.suffix in (".mp4", ".mkv")]
         return episode.flushed_rows == FLUSHED_AT and all(count_frames(p) >= FLUSHED_AT for p in videos)
 
-    assembler = Assembler(rig, ReportingOutput(writer, rig), start_ns=START_NS)
+    output = ReportingOutput(writer, rig)
+    assembler = Assembler(rig, output, start_ns=START_NS)
+    output.account_from(assembler.counts)
     for sample in simulate(rig, None, seed=4, start_ns=START_NS):
         assembler.push(sample)
 
@@ -134,6 +136,9 @@ def test_salvage_keeps_the_flushed_rows(crashed: tuple[Path, dict]) -> None:
         assert count_frames(episode.video_path(key)) == FLUSHED_AT, key
     assert episode.row["length"] == FLUSHED_AT
     assert episode.row["drop_stats"]["salvaged"]["kept_rows"] == FLUSHED_AT
+    # the per-stream accounting checkpointed with the journal survives the crash
+    assert episode.row["drop_stats"]["salvaged"]["accounting_as_of_row"] in (FLUSHED_AT - 60, FLUSHED_AT)
+    assert episode.row["drop_stats"]["streams"]["gripper_a.left_force"]["used"] > 0
     rows, matrices = episode.force_matrices("observation.gripper_left_force_matrix")
     assert len(rows) > 0 and np.isfinite(matrices).all()
     info = read_info(task)

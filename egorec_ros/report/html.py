@@ -10,6 +10,7 @@ import numpy as np
 
 from egorec_ros.assembly.counts import PROBLEMS
 from egorec_ros.dataset import Episode, open_task
+from egorec_ros.layout import atomic
 from egorec_ros.report.svg import line_chart
 from egorec_ros.report.thumbnails import thumbnail_png
 
@@ -34,7 +35,7 @@ def write_report(task_dir: str | Path, out: str | Path, *, max_episodes: int = 5
     page = (f"<!doctype html><meta charset='utf-8'><title>{escape(str(info.get('task_name')))}</title>"
             f"<style>{STYLE}</style>{head}{''.join(sections)}")
     out = Path(out)
-    out.write_text(page, encoding="utf-8")
+    atomic.write_bytes(out, page.encode("utf-8"))
     return out
 
 
