@@ -38,9 +38,16 @@ def run(args) -> int:
         print("egorec record: without --sim the devices come from ROS topics; start the recorder node with "
               "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
         return 2
+    from egorec_ros.rig.declare import declaration
+    from egorec_ros.store.metadata import CameraShapeError, check_cameras
     rig = options.rig_from(args)
     task_dir = Path(args.out) / (args.task or rig.name)
     with TaskWriter(task_dir, codec=options.codec_from(args), depth_container=args.depth) as writer:
+        try:   # before any device starts: a size change is refused up front, not at the first episode
+            check_cameras(writer.paths, declaration(rig))
+        except CameraShapeError as exc:
+            print(f"egorec record: {exc}", file=sys.stderr)
+            return 1
         recorder = Recorder(rig, writer, config=AssemblyConfig(latency_ms=args.latency_ms))
         try:
             with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):

@@ -230,7 +230,8 @@ def _check_videos(paths: TaskPaths, n: EpisodeNumber, info: dict, rows: int, dec
         elif key in cameras:
             cam = cameras[key]
             if (cam.get("width"), cam.get("height")) != (width, height):
-                out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says {cam.get('width')}x{cam.get('height')}")
+                out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says {cam.get('width')}x{cam.get('height')}"
+                        " (a task keeps one size per camera: move episodes of another size to a task of their own)")
         elif pix_fmt not in DEPTH_PIX_FMTS:
             out.add(rel, key, "§4.8", f"depth stream has pixel format {pix_fmt}, expected gray12le (mp4) or gray16le (mkv)")
     return owned
