@@ -16,6 +16,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -27,7 +28,7 @@ from egorec_ros.layout import atomic
 from egorec_ros.layout.lock import TaskLock
 from egorec_ros.layout.paths import META, SET_ASIDE, TaskPaths
 from egorec_ros.layout.recycle import write_recycled
-from egorec_ros.schema.columns import Layout
+from egorec_ros.schema.columns import ColumnSpec, Layout
 from egorec_ros.schema.episode_row import read_episode_row, write_episode_row
 from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store import metadata
@@ -167,9 +168,10 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode, *, complete: bool = False)
         kept = trim_video(src, src, rows)   # replaced atomically
         if kept != rows:
             raise RuntimeError(f"{src}: trimmed to {kept} frames, expected {rows}")
-    specs = manifest.declaration.columns
-    table = _sampled_columns(table.slice(0, rows), specs)
-    specs = [c for c in specs if c.name in table.column_names]
+    table = table.slice(0, rows)
+    if rows < journal_rows:   # rows were cut: a column may have lost every sample it had
+        table = _sampled_columns(table, manifest.declaration.columns)
+    specs = [c for c in manifest.declaration.columns if c.name in table.column_names]
     for stale in (folder / DATA_FILE, folder / EXTEND_FILE):
         stale.unlink(missing_ok=True)
     with atomic.atomic_path(folder / DATA_FILE) as tmp:
@@ -207,7 +209,7 @@ def _leave_out_videos(paths: TaskPaths, folder: Path, manifest: Manifest, keys: 
     return out
 
 
-def _sampled_columns(table: pa.Table, specs) -> pa.Table:
+def _sampled_columns(table: pa.Table, specs: Sequence[ColumnSpec]) -> pa.Table:
     """Drop the columns that hold no sample in these rows (only their §5.5 default):
     a column exists in an episode only if its source delivered in it."""
     keep = []
@@ -219,7 +221,7 @@ def _sampled_columns(table: pa.Table, specs) -> pa.Table:
     return table.select(keep)
 
 
-def _has_sample(col: pa.Array, spec) -> bool:
+def _has_sample(col: pa.Array, spec: ColumnSpec) -> bool:
     if spec.layout is Layout.SCALAR:
         return bool(pc.any(pc.not_equal(col, 0)).as_py())
     if spec.layout is Layout.VECTOR:   # the journal kept no null-ness: a sample is a non-zero vector
