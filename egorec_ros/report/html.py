@@ -65,7 +65,8 @@ def _thumbnail(ep: Episode, key: str) -> str:
     try:
         return f"<figure><img src='{thumbnail_png(ep, key)}'><figcaption>{escape(key)}</figcaption></figure>"
     except Exception as exc:   # a truncated or undecodable video: name it, show the others
-        return f"<figure>{_damaged(damage(ep.task.root, ep.video_path(key), exc))}<figcaption>{escape(key)}</figcaption></figure>"
+        note = _damaged(damage(ep.task.root, ep.video_path(key), exc))
+        return f"<figure>{note}<figcaption>{escape(key)}</figcaption></figure>"
 
 
 def _damaged(text: str) -> str:

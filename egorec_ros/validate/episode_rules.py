@@ -41,8 +41,8 @@ def check_episode(paths: TaskPaths, n: EpisodeNumber, info: dict, tasks: dict[st
     try:
         table = pq.read_table(data)
     except Exception as exc:
-        out.add(rel, "", "§1.2.1", f"data parquet cannot be read: {str(exc).strip()}; its episode row and videos are left "
-                f"as they are: run `egorec recover {paths.root}` to see what can be done")
+        out.add(rel, "", "§1.2.1", f"data parquet cannot be read: {str(exc).strip()}; its episode row and videos "
+                f"are left as they are: run `egorec recover {paths.root}` to see what can be done")
         return owned | {row_path} | {v for v in videos if v.exists()}   # the episode's files, not orphans
     rows = table.num_rows
     action_width = int(np.prod((info.get("features") or {}).get("action", {}).get("shape") or [1]))
@@ -236,8 +236,9 @@ def _check_videos(paths: TaskPaths, n: EpisodeNumber, info: dict, rows: int, dec
         elif key in cameras:
             cam = cameras[key]
             if (cam.get("width"), cam.get("height")) != (width, height):
-                out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says {cam.get('width')}x{cam.get('height')}"
-                        " (a task keeps one size per camera: move episodes of another size to a task of their own)")
+                out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says "
+                        f"{cam.get('width')}x{cam.get('height')} (a task keeps one size per camera: move "
+                        "episodes of another size to a task of their own)")
         elif pix_fmt not in DEPTH_PIX_FMTS:
             out.add(rel, key, "§4.8", f"depth stream has pixel format {pix_fmt}, expected gray12le (mp4) or gray16le (mkv)")
     return owned
