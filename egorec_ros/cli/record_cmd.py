@@ -36,15 +36,19 @@ def run(args) -> int:
         return 2
     from egorec_ros.assembly.assembler import AssemblyConfig
     from egorec_ros.recorder.session import Recorder
+    from egorec_ros.rig.declare import declaration
     from egorec_ros.sim.flaws import CLEAN, DEFAULT
     from egorec_ros.sim.live import LiveRig
     from egorec_ros.store import TaskWriter
+    from egorec_ros.store.metadata import check_cameras
 
     config = AssemblyConfig(**options.given(latency_ms=args.latency_ms))
     args.latency_ms = config.latency_ms
     rig = options.rig_from(args)
     task_dir = Path(args.out) / (args.task or rig.name)
     with TaskWriter(task_dir, codec=options.codec_from(args), depth_container=args.depth) as writer:
+        # before any device starts: a size change is refused up front, not at the first episode
+        check_cameras(writer.paths, declaration(rig))
         recorder = Recorder(rig, writer, config=config)
         try:
             with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):

@@ -30,7 +30,9 @@ from egorec_ros.converter.interrupts import interrupts_deferred
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
 from egorec_ros.converter.work_dir import WorkDir
+from egorec_ros.rig.declare import declaration
 from egorec_ros.store import TaskWriter
+from egorec_ros.store.metadata import check_cameras
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
          keep_going: bool, progress: bool | None, on_episode: Callable[[int, EpisodeOutcome], object] | None) -> None:
     with TaskWriter(result.task_dir, task_name=settings.task, codec=settings.codec,
                     depth_container=settings.depth_container, discard_if_unused=True) as writer:
+        check_cameras(writer.paths, declaration(settings.rig))   # refuse a size change before converting
         for bag in result.bags:
             try:
                 bag.plan = plan_bag(bag.bag, settings.rig, rule)

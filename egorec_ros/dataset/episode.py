@@ -60,6 +60,16 @@ class Episode:
         path = self.task.paths.episode_row(self.number)
         return read_episode_row(path) if path.exists() else default_episode_row(self.index)
 
+    def row_or_default(self) -> tuple[dict, Exception | None]:
+        """The row, or, when its file cannot be read, what a missing row file gives (every
+        column's default) and the error; ``row`` then gives the defaults too. For tools that
+        report a damaged file and go on (inspect, the HTML report); ``row`` raises instead."""
+        try:
+            return self.row, None
+        except Exception as exc:   # torn, truncated, not parquet: the caller names it
+            self.__dict__["row"] = default_episode_row(self.index)   # the cached_property's slot
+            return self.row, exc
+
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         if columns is not None:
             missing = [c for c in columns if not self.has(c)]

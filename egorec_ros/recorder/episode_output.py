@@ -3,8 +3,9 @@ assembler knows which video streams it records, then every row is appended."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable, Mapping
 
+from egorec_ros.assembly.counts import StreamCounts
 from egorec_ros.rig.declare import declaration
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import EpisodeWriter, TaskWriter
@@ -18,12 +19,21 @@ class EpisodeOutput:
                  created_at: float | None = None, number: int | None = None) -> None:
         self._writer, self._rig, self._task, self._created_at = writer, rig, task, created_at
         self._number = number
+        self._counts: Callable[[], Mapping[str, StreamCounts]] | None = None
         self.episode: EpisodeWriter | None = None
+
+    def account_from(self, counts: Callable[[], Mapping[str, StreamCounts]]) -> None:
+        """The assembler's live per-stream counts: checkpointed with every row group, so an
+        episode salvaged after a crash keeps its drop accounting up to its last rows."""
+        self._counts = counts
 
     def begin(self, video_keys: list[str]) -> None:
         decl = declaration(self._rig)
         decl = dataclasses.replace(decl, videos=tuple(v for v in decl.videos if v.key in video_keys))
         self.episode = self._writer.begin(decl, task=self._task, created_at=self._created_at, number=self._number)
+        if self._counts is not None:
+            counts = self._counts
+            self.episode.accounting = lambda: {"streams": {k: c.to_json() for k, c in counts().items()}}
 
     def row(self, values: dict[str, Any], frames: dict[str, Any]) -> None:
         self.episode.append(values, frames)

@@ -83,6 +83,7 @@ class Recorder:
             output = EpisodeOutput(self.writer, self.rig, task=task,
                                    created_at=(now + self.config.wall_offset_ns) / 1e9)
             self._episode = _Episode(Assembler(self.rig, output, start_ns=now, config=self.config), output)
+            output.account_from(self._episode.assembler.counts)
 
     def stop_episode(self, timeout_s: float = 60.0) -> tuple[EpisodeResult | None, AssemblyReport]:
         """Ends the episode at the current time; returns once it is committed."""

@@ -10,6 +10,8 @@ import numpy as np
 
 from egorec_ros.assembly.counts import PROBLEMS
 from egorec_ros.dataset import Episode, open_task
+from egorec_ros.layout import atomic
+from egorec_ros.report.damage import damage, row_or_default
 from egorec_ros.report.svg import line_chart
 from egorec_ros.report.thumbnails import thumbnail_png
 
@@ -18,7 +20,7 @@ STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:12px;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
 th{background:#f4f4f4}td.name{text-align:left}td.bad{background:#fde2e1}.thumbs img{margin:2px;border:1px solid #ccc}
 .thumbs figure{display:inline-block;margin:0 6px 6px 0;font-size:11px}section{border-top:2px solid #eee;margin-top:1.5em}
-.empty{color:#999;font-size:12px}"""
+.empty{color:#999;font-size:12px}.damaged{color:#b00020;font-weight:bold}"""
 
 
 def write_report(task_dir: str | Path, out: str | Path, *, max_episodes: int = 50) -> Path:
@@ -34,22 +36,41 @@ def write_report(task_dir: str | Path, out: str | Path, *, max_episodes: int = 5
     page = (f"<!doctype html><meta charset='utf-8'><title>{escape(str(info.get('task_name')))}</title>"
             f"<style>{STYLE}</style>{head}{''.join(sections)}")
     out = Path(out)
-    out.write_text(page, encoding="utf-8")
+    atomic.write_bytes(out, page.encode("utf-8"))
     return out
 
 
 def _episode_section(ep: Episode) -> str:
-    row = ep.row
-    parts = [f"<section><h2>episode {ep.index}</h2><p>{len(ep)} rows, {row['duration_sec']:.2f} s, "
-             f"{len(ep.columns)} columns</p>"]
-    figures = "".join(f"<figure><img src='{thumbnail_png(ep, k)}'><figcaption>{escape(k)}</figcaption></figure>"
-                      for k in ep.video_keys)
+    """One episode; a damaged file is named in the section and the rest still shown."""
+    try:
+        rows, columns = len(ep), len(ep.columns)
+    except Exception as exc:
+        return (f"<section><h2>episode {ep.index}</h2>"
+                f"{_damaged(damage(ep.task.root, ep.data_path, exc))}</section>")
+    row, row_damage = row_or_default(ep)
+    duration = rows / ep.task.fps if row_damage else row["duration_sec"]
+    parts = [f"<section><h2>episode {ep.index}</h2><p>{rows} rows, {duration:.2f} s, {columns} columns</p>"]
+    if row_damage:
+        parts.append(_damaged(row_damage))
+    figures = "".join(_thumbnail(ep, k) for k in ep.video_keys)
     parts.append(f"<div class='thumbs'>{figures}</div>")
     parts.append(_drops_table(row["drop_stats"].get("streams", {})))
     charts = [_trajectories(ep), _forces(ep)]
     parts.append("".join(c for c in charts if c))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _thumbnail(ep: Episode, key: str) -> str:
+    try:
+        return f"<figure><img src='{thumbnail_png(ep, key)}'><figcaption>{escape(key)}</figcaption></figure>"
+    except Exception as exc:   # a truncated or undecodable video: name it, show the others
+        note = _damaged(damage(ep.task.root, ep.video_path(key), exc))
+        return f"<figure>{note}<figcaption>{escape(key)}</figcaption></figure>"
+
+
+def _damaged(text: str) -> str:
+    return f"<p class='damaged'>damaged: {escape(text)}</p>"
 
 
 def _drops_table(streams: dict) -> str:

@@ -14,6 +14,8 @@ from typing import Any, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from egorec_ros.layout import atomic
+
 EPISODE_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
     "episode_index": (pa.int64(), 0),
     "task_index": (pa.int64(), 0),
@@ -46,7 +48,9 @@ def episode_row_table(values: Mapping[str, Any]) -> pa.Table:
 
 
 def write_episode_row(path: Path, values: Mapping[str, Any]) -> None:
-    pq.write_table(episode_row_table(values), path, compression="zstd")
+    """Atomically: a kill mid-write must not leave a torn row beside a finished episode."""
+    with atomic.atomic_path(path) as tmp:
+        pq.write_table(episode_row_table(values), tmp, compression="zstd")
 
 
 def read_episode_row(path: Path) -> dict[str, Any]:

@@ -31,22 +31,46 @@ def episode_contribution(decl: Declaration, present: Iterable[str], video_extens
     """The parts of info.json one episode declares: only what it really recorded (§6.8)."""
     present = set(present)
     features = {c.name: c.feature for c in decl.columns if c.declared and c.name in present}
-    cameras = {}
-    for v in decl.videos:
-        if v.kind == "rgb" and v.key in video_extensions:
-            cam: dict[str, float] = {"height": v.height, "width": v.width}
-            if v.fps and v.fps != decl.fps:
-                cam["fps"] = v.fps
-            cameras[v.key] = cam
     return {
         "features": features,
-        "cameras": cameras,
+        "cameras": camera_entries(decl, video_extensions),
         "video_extensions": dict(video_extensions),
         "devices": [dict(d) for d in decl.devices],
         "device_names": dict(decl.device_names),
         "sensors": [s for s in decl.sensors if f"observation.{s}" in present],
         "calibration": {k: dict(v) for k, v in decl.calibration.items()},
     }
+
+
+def camera_entries(decl: Declaration, keys: Iterable[str]) -> dict:
+    """info.json ``cameras`` entries of the RGB streams ``keys`` (§6.3: fps only when not the task's)."""
+    keys = set(keys)
+    cameras = {}
+    for v in decl.videos:
+        if v.kind == "rgb" and v.key in keys:
+            cam: dict[str, float] = {"height": v.height, "width": v.width}
+            if v.fps and v.fps != decl.fps:
+                cam["fps"] = v.fps
+            cameras[v.key] = cam
+    return cameras
+
+
+def camera_changes(existing: Mapping | None, cameras: Mapping[str, Mapping]) -> list[str]:
+    """How ``cameras`` (an episode's contribution) would change the task's entries: a task
+    keeps one {height, width, fps} per camera slot, so info.json describes every episode's
+    frames (§6.3; §6.1: an existing value may not change its meaning)."""
+    old = (existing or {}).get("cameras") or {}
+    return [f"{key!r} is {_describe(old[key])} in this task but {_describe(cam)} in this episode"
+            for key, cam in sorted(cameras.items())
+            if key in old and _shape(old[key]) != _shape(cam)]
+
+
+def _shape(cam: Mapping) -> tuple:
+    return cam.get("width"), cam.get("height"), cam.get("fps")
+
+
+def _describe(cam: Mapping) -> str:
+    return f"{cam.get('width')}x{cam.get('height')}" + (f" at {cam['fps']} fps" if cam.get("fps") else "")
 
 
 def merge_info(existing: Mapping | None, contribution: Mapping, *, episode_index: int, task_name: str,

@@ -2,6 +2,8 @@
 
 Stored as {count, mean, std, min, max} with per-dimension lists; merged across
 episodes through accumulators: sum = mean*count, sum_sq = (std^2 + mean^2)*count.
+``count`` is a plain integer (the reference reader does ``int(count)``); an older
+writer's ``[N]`` is still read, never written.
 Only rows that carry a real sample count (the §5.5 defaults [0.0]*d are "no sample",
 not zeros), so a glove that was off half the episode does not drag its mean to 0.
 """
@@ -12,7 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
-ACTION_PLACEHOLDER = {"count": [0], "mean": [0.0], "std": [1.0], "min": [0.0], "max": [0.0]}
+ACTION_PLACEHOLDER = {"count": 0, "mean": [0.0], "std": [1.0], "min": [0.0], "max": [0.0]}
 
 
 @dataclass
@@ -30,7 +32,7 @@ class Accumulator:
 
     @classmethod
     def from_json(cls, doc: Mapping) -> "Accumulator":
-        count = int(np.atleast_1d(doc["count"])[0])
+        count = read_count(doc["count"])
         mean, std = np.asarray(doc["mean"], np.float64), np.asarray(doc["std"], np.float64)
         return cls(count, mean * count, (np.square(std) + np.square(mean)) * count,
                    np.asarray(doc["min"], np.float64), np.asarray(doc["max"], np.float64))
@@ -45,7 +47,7 @@ class Accumulator:
         n = max(self.count, 1)
         mean = self.total / n
         std = np.sqrt(np.maximum(self.total_sq / n - np.square(mean), 0.0))
-        return {"count": [self.count], "mean": mean.tolist(), "std": std.tolist(),
+        return {"count": int(self.count), "mean": mean.tolist(), "std": std.tolist(),
                 "min": self.low.tolist(), "max": self.high.tolist()}
 
 
@@ -76,4 +78,13 @@ class FeatureStats:
     @classmethod
     def from_json(cls, doc: Mapping) -> "FeatureStats":
         return cls({name: Accumulator.from_json(v) for name, v in doc.items()
-                    if int(np.atleast_1d(v.get("count", [0]))[0]) > 0})
+                    if read_count(v.get("count", 0)) > 0})
+
+
+def read_count(value: object) -> int:
+    """A block's count: an integer, or an older writer's one-element list ``[N]``."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
+        raise ValueError(f"stats count must be a non-negative integer, got {value!r}")
+    return int(value)

@@ -54,6 +54,8 @@ class EpisodeWriter:
         self._stamped: dict[str, bool] = {}   # trajectory -> whether its points come with host stamps
         self.rows = 0
         self._closed = False
+        # per-stream drop accounting so far (drop_stats shape), checkpointed with every row group
+        self.accounting: Callable[[], Mapping] | None = None
 
     @property
     def index(self) -> int:
@@ -159,7 +161,7 @@ class EpisodeWriter:
 
     def _flush(self) -> None:
         if self._buffer.rows:
-            self._sink.put(self._buffer)
+            self._sink.put(self._buffer, self.accounting() if self.accounting else None)
             self._buffer = RowBuffer(self.decl.columns)
 
     def _check_open(self) -> None:

@@ -6,6 +6,7 @@ from typing import Mapping
 
 import pyarrow.parquet as pq
 
+from egorec_ros.errors import UserError
 from egorec_ros.layout import atomic
 from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.schema import info as info_json
@@ -22,6 +23,23 @@ def read_info(paths: TaskPaths) -> dict | None:
     if not isinstance(doc, dict):
         raise ValueError(f"{paths.info}: info.json must be a JSON object")
     return doc
+
+
+class CameraShapeError(UserError, ValueError):
+    """An episode would record a camera at another size (or rate) than the task's earlier episodes."""
+
+
+def check_cameras(paths: TaskPaths, decl: Declaration) -> None:
+    """Refuse, before anything is written, an episode whose cameras differ from the task's:
+    info.json keeps one size per camera, which the validator and readers check every episode against."""
+    cameras = info_json.camera_entries(decl, [v.key for v in decl.videos])
+    changes = info_json.camera_changes(read_info(paths), cameras)
+    if changes:
+        raise CameraShapeError(
+            f"{paths.root}: camera {'; '.join(changes)} (meta/info.json cameras). A task keeps one size per "
+            "camera, so that info.json describes the frames of every episode (§6.3); record at the task's "
+            "size (`--size`, or the rig's stream width/height), or into another task (`--task NAME` or "
+            "another `--out`)")
 
 
 def update_info(paths: TaskPaths, decl: Declaration, episode_index: int, video_extensions: Mapping[str, str],

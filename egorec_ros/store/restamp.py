@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from egorec_ros.layout import atomic
 from egorec_ros.schema.episode_row import EPISODE_COLUMNS, read_episode_row, write_episode_row
 from egorec_ros.store.row_sink import DATA_FILE, parquet_options
 from egorec_ros.store.staging import EPISODE_ROW, Manifest
@@ -32,12 +33,11 @@ def _rewrite_data(path: Path, manifest: Manifest, episode_index: int, task_index
     source = pq.ParquetFile(path)
     names = source.schema_arrow.names
     specs = [c for c in manifest.declaration.columns if c.name in names]
-    tmp = path.with_name(".restamp-" + path.name)
-    with pq.ParquetWriter(tmp, source.schema_arrow, **parquet_options(specs)) as writer:
+    with atomic.atomic_path(path) as tmp, pq.ParquetWriter(tmp, source.schema_arrow,
+                                                           **parquet_options(specs)) as writer:
         for i in range(source.num_row_groups):
             group = source.read_row_group(i)
             n = group.num_rows
             for name, value in (("episode_index", episode_index), ("task_index", task_index)):
                 group = group.set_column(names.index(name), name, pa.array(np.full(n, value, np.int64)))
             writer.write_table(group)
-    tmp.replace(path)

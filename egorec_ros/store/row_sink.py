@@ -12,16 +12,18 @@ import queue
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from egorec_ros.layout import atomic
 from egorec_ros.schema.columns import ColumnSpec, Layout
 from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store.journal import Journal
 from egorec_ros.store.row_buffer import RowBuffer
+from egorec_ros.store.staging import ACCOUNTING
 
 DATA_FILE = "data.parquet"
 EXTEND_FILE = "data.before-extend.parquet"  # the file while a new column is defaulted into it
@@ -61,7 +63,7 @@ class RowSink:
         self._present: list[ColumnSpec] = []
         self._writer: pq.ParquetWriter | None = None
         self._journal = Journal(self.folder)
-        self._queue: queue.Queue[RowBuffer | None] = queue.Queue(maxsize=MAX_PENDING_BUFFERS)
+        self._queue: queue.Queue[tuple[RowBuffer, Mapping | None] | None] = queue.Queue(maxsize=MAX_PENDING_BUFFERS)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"rows:{self.folder.name}", daemon=True)
         self._thread.start()
@@ -70,9 +72,11 @@ class RowSink:
     def backlog(self) -> int:
         return self._queue.qsize()
 
-    def put(self, buffer: RowBuffer) -> None:
+    def put(self, buffer: RowBuffer, accounting: Mapping | None = None) -> None:
+        """Queue rows; ``accounting`` (per-stream drop counts as of these rows) is checkpointed
+        beside the journal once they are in it, so a salvaged episode keeps its drop_stats."""
         self._raise_if_failed()
-        self._queue.put(buffer)
+        self._queue.put((buffer, accounting))
 
     def finish(self) -> SinkResult:
         self._queue.put(None)
@@ -90,8 +94,11 @@ class RowSink:
 
     def _run(self) -> None:
         try:
-            while (buffer := self._queue.get()) is not None:
+            while (item := self._queue.get()) is not None:
+                buffer, accounting = item
                 self._write(buffer)
+                if accounting is not None:
+                    atomic.write_json(self.folder / ACCOUNTING, {"rows": self.rows, **accounting}, indent=None)
             if self._writer is not None:
                 self._writer.close()
         except BaseException as exc:  # surfaced on the caller's next put/finish

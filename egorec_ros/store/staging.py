@@ -3,6 +3,7 @@ readers ignore it, §8.2) and its manifest: everything needed to finish, salvage
 set aside the episode without the process that started it."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from egorec_ros.schema.declaration import Declaration, declaration_from_json, de
 
 MANIFEST = "manifest.json"
 EPISODE_ROW = "episode.parquet"
+ACCOUNTING = "drop_stats.json"   # per-stream accounting checkpointed with the journal, for a salvage
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,14 @@ class Manifest:
 
     def video_file(self, key: str) -> str:
         return f"{key}.{self.video_extensions[key]}"
+
+    def without_videos(self, keys: list[str]) -> "Manifest":
+        """This episode without the streams ``keys`` (a salvage leaves out a stream with no frame)."""
+        decl = dataclasses.replace(self.declaration, videos=tuple(v for v in self.declaration.videos
+                                                                  if v.key not in keys))
+        return dataclasses.replace(self, declaration=decl,
+                                   video_extensions={k: e for k, e in self.video_extensions.items() if k not in keys},
+                                   video_codec={k: c for k, c in self.video_codec.items() if k not in keys})
 
     def episode_row(self, rows: int, present: list[str], drop_stats: dict, stats: dict) -> dict:
         """The §7 episode row of this episode once its rows are known."""

@@ -91,6 +91,7 @@ class TaskWriter:
         stage provisionally numbered episodes in a private task dir)."""
         if self._current is not None:
             raise RuntimeError(f"episode {self._current.index} is still open; end or abort it first")
+        metadata.check_cameras(self.paths, decl)
         if number is None:
             chosen = self.next_number()
         else:
@@ -118,6 +119,7 @@ class TaskWriter:
         another one. Committing in a fixed order gives the numbering of a serial run."""
         if self._current is not None:
             raise RuntimeError(f"episode {self._current.index} is still open; end or abort it first")
+        metadata.check_cameras(self.paths, Manifest.read(folder).declaration)
         number = self.next_number()
         restamp_staged(Path(folder), episode_index=number.index,
                        task_index=tasks.task_index(self.paths.tasks, Manifest.read(folder).task),

@@ -37,19 +37,21 @@ def check_episode(paths: TaskPaths, n: EpisodeNumber, info: dict, tasks: dict[st
     data = paths.data(n)
     rel = str(data.relative_to(paths.root))
     owned = {data}
+    row_path = paths.episode_row(n)
+    videos = {paths.video(n, key, ext) for key, ext in (info.get("video_extensions") or {}).items()}
     try:
         table = pq.read_table(data)
     except Exception as exc:
-        out.add(rel, "", "§1.2.1", f"data parquet cannot be read: {exc}")
-        return owned
+        out.add(rel, "", "§1.2.1", f"data parquet cannot be read: {str(exc).strip()}; its episode row and videos "
+                f"are left as they are: run `egorec recover {paths.root}` to see what can be done")
+        return owned | {row_path} | {v for v in videos if v.exists()}   # the episode's files, not orphans
     rows = table.num_rows
     action_width = int(np.prod((info.get("features") or {}).get("action", {}).get("shape") or [1]))
     _check_keys(table, n, rel, set(tasks.values()), action_width, out)
     _check_columns(table, info.get("features") or {}, rel, out)
-    row_path = paths.episode_row(n)
     owned.add(row_path)
     specs = _check_episode_row(row_path, paths, n, rows, table, out)
-    _check_matrices(table, specs.get("force_matrix_specs", {}), info, rel, out)
+    _check_matrices(table, None if specs is None else specs.get("force_matrix_specs", {}), info, rel, out)
     owned |= _check_videos(paths, n, info, rows, decode, out)
     return owned
 
@@ -152,13 +154,16 @@ def _check_column_type(table: pa.Table, name: str, type_: pa.DataType, feature: 
                 "rows without a sample hold zeros")
 
 
-def _check_matrices(table: pa.Table, specs: dict, info: dict, rel: str, out: Findings) -> None:
+def _check_matrices(table: pa.Table, specs: dict | None, info: dict, rel: str, out: Findings) -> None:
+    """``specs`` None: the episode row could not be read (reported already), nothing to compare."""
     for name in table.column_names:
         if not name.endswith("_force_matrix"):
             continue
         lengths = _lengths(table.column(name))
         if lengths is None or np.any((lengths != 0) & (lengths != fm.FLAT)):
             out.add(rel, name, "§4.6", f"rows must hold {fm.FLAT} values or none")
+        if specs is None:
+            continue
         spec = specs.get(name)
         if not spec or "encoding" not in spec or "scale" not in spec:
             out.add(rel, name, "§8.1.4", "force_matrix_specs of the episode row lacks this column's encoding/scale")
@@ -167,7 +172,8 @@ def _check_matrices(table: pa.Table, specs: dict, info: dict, rel: str, out: Fin
 
 
 def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int, table: pa.Table,
-                       out: Findings) -> dict:
+                       out: Findings) -> dict | None:
+    """The parsed JSON columns of the row; None when it cannot be read."""
     rel = str(path.relative_to(paths.root))
     if not path.exists():
         out.add(rel, "", "§1.2.1", "episode row file is missing")
@@ -176,7 +182,7 @@ def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int
         row_table = pq.read_table(path)
     except Exception as exc:
         out.add(rel, "", "§7", f"cannot be read: {exc}")
-        return {}
+        return None
     if row_table.num_rows != 1:
         out.add(rel, "", "§7", f"holds {row_table.num_rows} rows, expected 1")
         return {}
@@ -231,7 +237,9 @@ def _check_videos(paths: TaskPaths, n: EpisodeNumber, info: dict, rows: int, dec
         elif key in cameras:
             cam = cameras[key]
             if (cam.get("width"), cam.get("height")) != (width, height):
-                out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says {cam.get('width')}x{cam.get('height')}")
+                out.add(rel, key, "§6.3", f"frames are {width}x{height}, cameras says "
+                        f"{cam.get('width')}x{cam.get('height')} (a task keeps one size per camera: move "
+                        "episodes of another size to a task of their own)")
         elif pix_fmt not in DEPTH_PIX_FMTS:
             out.add(rel, key, "§4.8", f"depth stream has pixel format {pix_fmt}, expected gray12le (mp4) or gray16le (mkv)")
     return owned

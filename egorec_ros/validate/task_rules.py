@@ -10,6 +10,7 @@ from egorec_ros.rig.frames import FRAMES
 from egorec_ros.schema import info as info_json
 from egorec_ros.schema.names import ColumnNameError, check_observation_name, reserved_suffix
 from egorec_ros.validate.findings import Findings
+from egorec_ros.validate.stats_rules import check_stats_blocks
 
 REQUIRED_KEYS: dict[str, type | tuple[type, ...]] = {
     "format": str, "chunks_size": int, "data_path": str, "video_path": str, "episodes_path": str,
@@ -104,7 +105,8 @@ def _check_slam_frames(info: dict, out: Findings) -> None:
             out.add(INFO, key, "§8.1.6", f"present although {reason}")
 
 
-def check_side_files(paths: TaskPaths, episode_indices: set[int], out: Findings) -> dict[str, int]:
+def check_side_files(paths: TaskPaths, episode_indices: set[int], out: Findings,
+                     features: dict | None = None) -> dict[str, int]:
     """tasks.jsonl, stats.json, recycled marker and staged leftovers; returns task indices."""
     tasks: dict[str, int] = {}
     if paths.tasks.exists():
@@ -119,11 +121,10 @@ def check_side_files(paths: TaskPaths, episode_indices: set[int], out: Findings)
     if paths.stats.exists():
         try:
             stats = json.loads(paths.stats.read_text(encoding="utf-8"))
-            for name, s in stats.items():
-                if not all(k in s for k in ("count", "mean", "std", "min", "max")):
-                    out.add("meta/stats.json", name, "DESIGN:stats", "needs count, mean, std, min, max")
         except ValueError as exc:
             out.add("meta/stats.json", "", "DESIGN:stats", f"not valid JSON: {exc}")
+        else:
+            check_stats_blocks(stats, features or {}, out)
     elif episode_indices:
         out.add("meta/stats.json", "", "§1.1", "missing")
     if paths.recycled.exists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from egorec_ros.layout import atomic
-from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.layout.paths import SET_ASIDE, TaskPaths
 from egorec_ros.schema.info import FORMAT
 from egorec_ros.validate.episode_rules import check_episode
 from egorec_ros.validate.findings import Finding, Findings
@@ -20,7 +20,7 @@ def validate_task(task_dir: str | Path, *, decode: bool = True, progress=None) -
     try:
         info = atomic.read_json(root / INFO)
     except FileNotFoundError:
-        out.add(INFO, "", "§1.1", "missing: not a task directory")
+        out.add(INFO, "", "§1.1", _missing_info(root))
         return out.items
     except ValueError as exc:
         out.add(INFO, "", "§6", f"not valid JSON: {exc}")
@@ -38,7 +38,7 @@ def validate_task(task_dir: str | Path, *, decode: bool = True, progress=None) -
     total = info.get("total_episodes")
     if episodes and isinstance(total, int) and total < max(indices):
         out.add(INFO, "total_episodes", "§6.1", f"is {info.get('total_episodes')} but episode {max(indices)} exists")
-    tasks = check_side_files(paths, indices, out)
+    tasks = check_side_files(paths, indices, out, info.get("features") or {})
     owned: set[Path] = set()
     for i, n in enumerate(episodes):
         owned |= check_episode(paths, n, info, tasks, decode, out)
@@ -46,3 +46,18 @@ def validate_task(task_dir: str | Path, *, decode: bool = True, progress=None) -
             progress(i + 1, len(episodes))
     check_strays(paths, owned, out)
     return out.items
+
+
+def _missing_info(root: Path) -> str:
+    """Why there is no info.json: no folder, a run killed during its first episode, or not a task."""
+    if not root.is_dir():
+        return f"missing: {root} does not exist"
+    staged = TaskPaths(root).list_staged()
+    if staged:
+        return (f"missing: no episode was committed yet, but {len(staged)} unfinished episode(s) of an interrupted "
+                f"run are staged ({', '.join(p.name for _, p in staged)}); run `egorec recover {root}` to set them "
+                f"aside, or `egorec recover --salvage {root}` to keep the rows recorded before the interruption")
+    if (root / SET_ASIDE).is_dir():
+        return (f"missing: no episode was committed yet; {SET_ASIDE}/ holds the data of interrupted episodes "
+                "that `egorec recover` set aside")
+    return "missing: not a task directory"

@@ -91,12 +91,12 @@ def test_stats_count_real_samples_and_merge_across_episodes(tmp_path: Path, tiny
             episode.end()
     stats = json.loads((task / "meta" / "stats.json").read_text())[STATE]
     values = np.array(samples, np.float64)
-    assert stats["count"] == [len(values)]
+    assert stats["count"] == len(values)
     np.testing.assert_allclose(stats["mean"], values.mean(axis=0))
     np.testing.assert_allclose(stats["std"], values.std(axis=0), atol=1e-9)
     np.testing.assert_allclose(stats["min"], values.min(axis=0))
     np.testing.assert_allclose(stats["max"], values.max(axis=0))
-    assert json.loads((task / "meta" / "stats.json").read_text())["action"]["count"] == [0]   # placeholder
+    assert json.loads((task / "meta" / "stats.json").read_text())["action"]["count"] == 0   # placeholder
 
 
 BAD_ROWS = {   # case: (what replaces a good row's values, the error that names it)

@@ -69,7 +69,9 @@ def crash_child(task: Path, report: Path) -> None:
         videos = [p for p in episode.folder.iterdir() if p.suffix in (".mp4", ".mkv")]
         return episode.flushed_rows == FLUSHED_AT and all(count_frames(p) >= FLUSHED_AT for p in videos)
 
-    assembler = Assembler(rig, ReportingOutput(writer, rig), start_ns=START_NS)
+    output = ReportingOutput(writer, rig)
+    assembler = Assembler(rig, output, start_ns=START_NS)
+    output.account_from(assembler.counts)
     for sample in simulate(rig, None, seed=4, start_ns=START_NS):
         assembler.push(sample)
 
@@ -136,6 +138,9 @@ def test_salvage_keeps_the_flushed_rows(crashed: tuple[Path, dict]) -> None:
         assert count_frames(episode.video_path(key)) == FLUSHED_AT, key
     assert episode.row["length"] == FLUSHED_AT
     assert episode.row["drop_stats"]["salvaged"]["kept_rows"] == FLUSHED_AT
+    # the per-stream accounting checkpointed with the journal survives the crash
+    assert episode.row["drop_stats"]["salvaged"]["accounting_as_of_row"] in (FLUSHED_AT - 60, FLUSHED_AT)
+    assert episode.row["drop_stats"]["streams"]["gripper_a.left_force"]["used"] > 0
     rows, matrices = episode.force_matrices("observation.gripper_left_force_matrix")
     assert len(rows) > 0 and np.isfinite(matrices).all()
     info = read_info(task)
@@ -201,7 +206,7 @@ def test_crash_after_the_commit_point_is_rolled_forward(tmp_path: Path, tiny: Ti
     info = read_info(task)
     stats = json.loads((task / "meta" / "stats.json").read_text())
     assert info["total_episodes"] == 2
-    assert stats["observation.gripper_state"]["count"] == [9]   # 4 + 5 rows, counted once each
+    assert stats["observation.gripper_state"]["count"] == 9   # 4 + 5 rows, counted once each
     assert [len(e) for e in open_task(task)] == [4, 5]
 
 
@@ -316,7 +321,7 @@ def test_salvage_joins_journal_segments_of_a_growing_schema(tmp_path: Path) -> N
     assert not states[:60].any()     # §5.5 default before the column appeared
     np.testing.assert_array_equal(states[60:], [[i, 1.0, -i] for i in range(60, 120)])
     stats = json.loads((task / "meta" / "stats.json").read_text())
-    assert stats["observation.gripper_state"]["count"] == [60]   # default rows are not samples
+    assert stats["observation.gripper_state"]["count"] == 60   # default rows are not samples
 
 
 if __name__ == "__main__":

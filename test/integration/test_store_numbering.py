@@ -99,7 +99,7 @@ def test_deleted_numbers_are_never_reused(tmp_path: Path, tiny: Tiny) -> None:
     assert read_info(task)["total_episodes"] == 3
     assert [e.index for e in open_task(task)] == [2]
     stats = json.loads((task / "meta" / "stats.json").read_text())
-    assert stats["observation.gripper_state"]["count"] == [3]   # rebuilt from episode 2 alone
+    assert stats["observation.gripper_state"]["count"] == 3   # rebuilt from episode 2 alone
     assert validate_task(task, decode=False) == []
     with TaskWriter(task) as writer:
         assert tiny.write(writer, 2).number.index == 4
