@@ -1,0 +1,26 @@
+"""Ctrl-C during `egorec record`, defined: the first one finishes and commits the current
+episode and records no further ones; the second discards the current episode (number
+recycled, staging removed). The handler only counts: no KeyboardInterrupt is raised in
+the middle of a commit or a thread hand-over, so the program decides at safe points."""
+from __future__ import annotations
+
+import signal
+import threading
+
+
+class Interrupts:
+    def __init__(self) -> None:
+        self.count = 0
+        self._previous = None
+
+    def _handle(self, signum, frame) -> None:
+        self.count += 1   # nothing else: this runs between any two bytecodes of the main thread
+
+    def __enter__(self) -> "Interrupts":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
