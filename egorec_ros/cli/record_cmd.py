@@ -142,8 +142,9 @@ def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, g
             recorder.request_stop()
             why = "disk"
             line.done()
-            print(f"disk almost full ({mib(guard.free)} free, the episode needs {mib(guard.margin())} more "
-                  f"at {mib(int(guard.rate))}/s): stopping episode {number} now and committing it",
+            print(f"disk almost full ({mib(guard.free)} free; finishing the episode at {mib(int(guard.rate))}/s "
+                  f"and committing it needs up to {mib(guard.needed)}): stopping episode {number} now and "
+                  "committing it; no further episodes",
                   file=sys.stderr, flush=True)
         status = recorder.status()
         free = f"  free {mib(status.free_bytes)}" if status.free_bytes is not None else ""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 MIN_FREE = 16 * 1024 * 1024   # bytes always left free (metadata, the data parquet's footer, other programs)
-DRAIN_S = 10.0                # seconds of data the end of an episode may still write
+DRAIN_S = 3.0                 # seconds of data the end of an episode may still write (rows due, encoder queues)
 
 
 class DiskFullError(RuntimeError):
@@ -48,6 +48,7 @@ class DiskGuard:
         self._last: tuple[float, int] | None = None
         self.rate = 0.0        # bytes/s consumed, smoothed
         self.free: int | None = None
+        self.needed = min_free  # the margin at the last check
 
     def check_start(self) -> None:
         free = self._free(self.path)
@@ -66,8 +67,8 @@ class DiskGuard:
         if self._last is not None and now > self._last[0]:
             used = max(0, self._last[1] - free) / (now - self._last[0])
             self.rate = used if self.rate == 0 else 0.7 * self.rate + 0.3 * used
-        self._last, self.free = (now, free), free
-        return free < self.margin(staged)
+        self._last, self.free, self.needed = (now, free), free, self.margin(staged)
+        return free < self.needed
 
 
 def mib(n: int) -> str:
