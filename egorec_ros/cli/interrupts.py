@@ -22,5 +22,8 @@ class Interrupts:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # after a Ctrl-C the program is ending: a late one (0.3 s after, as the process
+        # winds down) must neither raise KeyboardInterrupt nor, once the interpreter has
+        # reset its handlers at exit, kill it (exit -2); SIG_IGN survives that reset
         if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.count else self._previous)
