@@ -267,7 +267,7 @@ class Recorder:
             if episode.drops is not None:
                 self._idle += len(batch)
                 return self._drain(episode)
-            stop = self._stop_at(episode)
+            stop = self._stop_at(episode, now)
             for i, sample in enumerate(batch):
                 if stop is not None and sample.arrival_ns > stop + assembler.latency_ns:
                     self._idle += len(batch) - i
@@ -275,7 +275,7 @@ class Recorder:
                 assembler.push(sample)
             if stop is None or now <= stop + assembler.horizon_ns:
                 assembler.advance(now)
-                self._stop_at(episode)
+                self._stop_at(episode, now)
                 self._track_backlog(episode)
                 return
             episode.report = assembler.finish(stop, now)
@@ -302,13 +302,20 @@ class Recorder:
                     pass  # the staged episode is left for `egorec recover`; the writer is free either way
             self._finish(episode)
 
-    def _stop_at(self, episode: _Episode) -> int | None:
-        """The episode's end on the host clock: requested, or the tick of its last row."""
-        grid = episode.assembler.grid
-        if episode.max_rows is not None and grid is not None:
+    def _stop_at(self, episode: _Episode, now: int) -> int | None:
+        """The episode's end on the host clock: requested, or the tick of its last row. An
+        episode that could not start (no master frame in time) within its own length plus
+        the start timeout is stopped there: it ends with the rows it has, or none."""
+        assembler = episode.assembler
+        grid = assembler.grid
+        if episode.max_rows is not None:
             with self._lock:
-                last = grid.tick(episode.max_rows - 1)
-                episode.stop_ns = last if episode.stop_ns is None else min(episode.stop_ns, last)
+                if grid is not None:
+                    last = grid.tick(episode.max_rows - 1)
+                    episode.stop_ns = last if episode.stop_ns is None else min(episode.stop_ns, last)
+                elif now > assembler.start_ns + int((episode.max_rows / self.rig.fps
+                                                     + self.config.start_timeout_s) * 1e9):
+                    episode.stop_ns, episode.max_rows = now, None
         return episode.stop_ns
 
     def _lost_video(self, report: AssemblyReport) -> str:
