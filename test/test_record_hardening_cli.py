@@ -4,7 +4,6 @@ without its master stream failing the command (9), the length in rows (15)."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import signal
 import subprocess
 import sys

@@ -13,7 +13,6 @@ import pytest
 
 from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.codecs import encoder_thread
-from egorec_ros.dataset.task import open_task
 from egorec_ros.layout.recycle import read_recycled
 from egorec_ros.recorder import session
 from egorec_ros.recorder.session import DrainStalledError, MissingVideoError, Recorder
