@@ -81,7 +81,8 @@ def _record(args, ctrl: Interrupts) -> int:
                 _pause(0.5, ctrl)  # let every device deliver once before the first episode
                 for n in range(args.episodes):
                     if ctrl.count:
-                        print("Ctrl-C between episodes: no further episodes", file=sys.stderr)
+                        print(f"Ctrl-C before episode {n + 1}: it and any further ones are not recorded",
+                              file=sys.stderr)
                         break
                     outcome = _record_one(recorder, n, rows, args, ctrl, guard)
                     failed |= outcome == "failed"

@@ -40,7 +40,7 @@ HARDWARE_ENCODERS: dict[str, tuple[str, ...]] = {
     "av1": ("av1_nvenc", "av1_qsv", "av1_amf", "av1_vaapi"),
 }
 PROBE_FRAMES = 8        # frames encoded per configuration, at most ...
-PROBE_BUDGET_S = 0.15   # ... or fewer when they take longer than this (at least 2)
+PROBE_BUDGET_S = 0.15   # ... or fewer when they take longer than this (at least 1)
 PROBE_MAX_PIXELS = 640 * 400   # larger streams are probed at a reduced size, fps scaled by the pixel ratio
 OVERLOAD = 0.85         # fraction of the machine above which recording will fall behind
 
@@ -117,7 +117,7 @@ def _probe(settings: EncoderSettings, width: int, height: int, frames: int, budg
     make = _frame_maker(settings.pix_fmt, width, height)
     started, n = time.perf_counter(), 0
     try:
-        while n < frames and (n < 2 or time.perf_counter() - started < budget_s):
+        while n < frames and (n < 1 or time.perf_counter() - started < budget_s):
             frame = make(n)
             frame.pts = n
             ctx.encode(frame)
@@ -163,8 +163,8 @@ def _texture(height: int, width: int) -> np.ndarray:
 
 
 def hardware_probes(codec: VideoCodec, width: int, height: int) -> dict[str, EncoderProbe]:
-    """Try every hardware encoder of the codec's family at this size (one or two frames)."""
-    return {name: probe(encoder_settings(replace(codec, encoder=name)), width, height, frames=2, budget_s=0.0)
+    """Try every hardware encoder of the codec's family at this size (one frame)."""
+    return {name: probe(encoder_settings(replace(codec, encoder=name)), width, height, frames=1, budget_s=0.0)
             for name in HARDWARE_ENCODERS.get(codec.name, ())}
 
 
