@@ -165,13 +165,13 @@ def test_a_slow_drain_is_waited_for_and_shown_a_stuck_one_is_an_error(tmp_path, 
             with LiveRig(r, recorder.on_sample, seed=5):
                 recorder.start_episode(rows=25)
                 with pytest.raises(DrainStalledError, match="no progress"):
-                    while not recorder.wait_episode(0.1, idle_timeout_s=1.0):
+                    while not recorder.wait_episode(0.1):   # DRAIN_IDLE_S, patched to 1 s
                         pass
                 status = recorder.status()
                 assert status.stage == "draining" and status.backlog["head_right_rgb"] > 0
                 gate.set()
                 backlogs = []
-                while not recorder.wait_episode(0.05, idle_timeout_s=1.0):
+                while not recorder.wait_episode(0.05):
                     backlogs.append(recorder.status().backlog.get("head_left_rgb", 0)
                                     + recorder.status().backlog.get("head_right_rgb", 0))
                 result, _ = recorder.outcome()

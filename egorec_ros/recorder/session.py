@@ -156,10 +156,12 @@ class Recorder:
             if self._episode is not None:
                 self._episode.abort = True
 
-    def wait_episode(self, timeout_s: float, *, idle_timeout_s: float = DRAIN_IDLE_S) -> bool:
+    def wait_episode(self, timeout_s: float, *, idle_timeout_s: float | None = None) -> bool:
         """Wait up to ``timeout_s`` for the current (or last) episode to be committed or
         discarded; True once it is. Raises DrainStalledError when it has not moved (no row
-        built, no frame encoded) for ``idle_timeout_s``: a slow drain is not an error."""
+        built, no frame encoded) for ``idle_timeout_s`` (default DRAIN_IDLE_S): a slow drain is
+        not an error."""
+        idle_timeout_s = DRAIN_IDLE_S if idle_timeout_s is None else idle_timeout_s
         episode = self._last
         if episode is None:
             raise RuntimeError("no episode was started")
