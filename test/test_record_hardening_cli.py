@@ -169,6 +169,14 @@ def test_the_disk_guard_keeps_a_margin_that_grows_with_the_data_rate(tmp_path):
         DiskGuard(tmp_path, min_free=1_000_000, free=lambda p: 500_000).check_start()
 
 
+def test_too_little_free_space_at_start_is_refused_with_a_message(tmp_path, capsys):
+    argv = ["--rig", "uvc_pair", "--sim", "--seconds", "1", "--out", str(tmp_path), "--min-free-mb", "1e12", *SMALL]
+    assert record_cmd.run(options.parse_subcommand(record_cmd, argv)) == 1
+    err = capsys.readouterr().err
+    assert "recording needs at least" in err and "--out" in err
+    assert rows_per_episode(tmp_path / "uvc_pair") == []
+
+
 # ---- missing video, length ---------------------------------------------------------------
 
 def test_an_episode_without_its_master_stream_fails_the_command_unless_allowed(tmp_path, monkeypatch, capsys):

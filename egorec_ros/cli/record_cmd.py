@@ -10,8 +10,8 @@ from egorec_ros.assembly.counts import problems
 from egorec_ros.cli import options
 from egorec_ros.cli.interrupts import Interrupts
 from egorec_ros.cli.progress import ProgressLine, describe_status
-from egorec_ros.codecs.capacity import StreamNeed, advice, plan_encoding
-from egorec_ros.recorder.disk import DiskGuard, mib
+from egorec_ros.codecs.capacity import EncoderUnavailableError, StreamNeed, advice, plan_encoding
+from egorec_ros.recorder.disk import DiskFullError, DiskGuard, mib
 from egorec_ros.recorder.overload import episode_warnings
 from egorec_ros.recorder.session import DrainStalledError, Recorder
 from egorec_ros.sim.flaws import CLEAN, DEFAULT
@@ -52,7 +52,11 @@ def run(args) -> int:
               "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
         return 2
     with Interrupts() as ctrl:
-        return _record(args, ctrl)
+        try:
+            return _record(args, ctrl)
+        except (DiskFullError, EncoderUnavailableError) as exc:   # the message says what to do
+            print(f"egorec record: {exc}", file=sys.stderr)
+            return 1
 
 
 def _record(args, ctrl: Interrupts) -> int:

@@ -45,6 +45,10 @@ PROBE_MAX_PIXELS = 640 * 400   # larger streams are probed at a reduced size, fp
 OVERLOAD = 0.85         # fraction of the machine above which recording will fall behind
 
 
+class EncoderUnavailableError(RuntimeError):
+    """An encoder the rig needs cannot be opened on this machine; the message names the stream."""
+
+
 @dataclass(frozen=True)
 class EncoderProbe:
     encoder: str
@@ -198,8 +202,8 @@ def plan_encoding(streams: Sequence[StreamNeed], codec: VideoCodec, depth_contai
         w, h = probe_size(s.width, s.height)
         result = probe_fn(settings, w, h)
         if not result.ok:   # the writer would fail the same way: say so now
-            raise RuntimeError(f"stream {s.key}: encoder {settings.encoder} at {s.width}x{s.height} "
-                               f"cannot be used: {result.reason}")
+            raise EncoderUnavailableError(f"stream {s.key}: encoder {settings.encoder} at {s.width}x{s.height} "
+                                          f"cannot be used: {result.reason}; choose another --codec")
         fps = result.fps * (w * h) / (s.width * s.height)
         per_stream[s.key] = s.fps / fps
         notes.append(f"{s.key}: {settings.encoder} {s.width}x{s.height} encodes ~{fps:.0f} fps, needs {s.fps:g}"
