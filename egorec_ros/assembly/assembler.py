@@ -119,6 +119,7 @@ class Assembler:
         self._master: _Stream | None = None      # its frame stamps give hardware_ns
         self.missing: list[str] = []
         self.rows = 0
+        self.max_rows: int | None = None   # live: the episode's length in ticks; no row is built past it
         self.stop_ns: int | None = None
         self._lags: list[int] = []
         self._sealed = self.start_ns - 1   # decisions were taken on every arrival up to here
@@ -167,7 +168,7 @@ class Assembler:
         built = 0
         while True:
             t = self.grid.tick(self.rows)
-            if self.stop_ns is not None and t > self.stop_ns:
+            if (self.stop_ns is not None and t > self.stop_ns) or self.rows == self.max_rows:
                 break
             deadline = t + self._latency
             if now_ns <= deadline + self._margin:

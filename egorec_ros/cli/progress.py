@@ -33,7 +33,8 @@ class ProgressLine:
 
 
 def describe_status(status: RecorderStatus, elapsed_s: float) -> str:
-    """rows, sample rate, drops by stream, the worst encoder backlog."""
+    """rows, sample rate, drops by stream, the worst encoder backlog, and an overload warning
+    saying what to do when the recorder cannot keep up."""
     received = sum(status.received.values())
     rate = received / elapsed_s if elapsed_s > 0 else 0.0
     dropped = {k: v for k, v in status.dropped.items() if v}
@@ -41,6 +42,7 @@ def describe_status(status: RecorderStatus, elapsed_s: float) -> str:
         dropped[k] = dropped.get(k, 0) + v
     worst = max(status.backlog.items(), key=lambda kv: kv[1], default=("-", 0))
     drops = ", ".join(f"{k} {v}" for k, v in sorted(dropped.items(), key=lambda kv: -kv[1])[:3])
-    return (f"rows {status.rows}  samples {received} ({rate:.0f}/s)  "
+    target = f"/{status.rows_target}" if status.rows_target else ""
+    return (f"rows {status.rows}{target}  samples {received} ({rate:.0f}/s)  "
             f"drops {sum(dropped.values())}{' (' + drops + ')' if drops else ''}  "
-            f"backlog {worst[1]} ({worst[0]})")
+            f"backlog {worst[1]} ({worst[0]})" + (f"  {status.overload}" if status.overload else ""))

@@ -10,31 +10,58 @@ from typing import TYPE_CHECKING
 from egorec_ros.cli import options
 
 if TYPE_CHECKING:
+    from egorec_ros.cli.interrupts import Interrupts
+    from egorec_ros.recorder.disk import DiskGuard
     from egorec_ros.recorder.session import Recorder
+
+INTERRUPTED = 130   # exit status after Ctrl-C, as a shell reports SIGINT
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("record", help="record episodes from simulated devices (--sim)")
+    p = sub.add_parser("record", help="record episodes (from simulated devices with --sim; on a robot use "
+                                      "`ros2 launch egorec_ros record.launch.py`)")
     options.add_rig_options(p)
     p.add_argument("--sim", action="store_true", help="record from simulated devices, in real time, no ROS needed")
     p.add_argument("--episodes", type=int, default=1)
-    p.add_argument("--seconds", type=float, default=10.0, help="length of each episode")
+    p.add_argument("--seconds", type=float, default=10.0,
+                   help="length of each episode: exactly seconds x fps rows, however loaded the machine")
     p.add_argument("--gap", type=float, default=1.0, help="pause between episodes (s)")
     p.add_argument("--out", default="egorec_data", help="dataset root; episodes go to ROOT/TASK")
     p.add_argument("--task", help="task name (default: the rig name)")
     p.add_argument("--seed", type=int, default=0, help="simulation seed")
     p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
     p.add_argument("--latency-ms", type=float, help="latency budget D: a row waits this long for its samples")
+    p.add_argument("--allow-missing-video", action="store_true",
+                   help="keep an episode that lost its master stream or every video stream (by default it is "
+                        "discarded, its number recycled, and the command fails)")
+    p.add_argument("--min-free-mb", type=float, default=64.0,
+                   help="free disk space always kept; recording stops (episode committed) before going below it "
+                        "plus what the rest of the episode needs")
     options.add_codec_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     if not args.sim:
-        print("egorec record: recording from ROS topics is not in this version; use --sim for simulated "
-              "devices, or record a bag and `egorec convert` it", file=sys.stderr)
+        print("egorec record: without --sim the devices come from ROS topics; start the recorder node with "
+              "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
         return 2
+    from egorec_ros.cli.interrupts import Interrupts
+    from egorec_ros.codecs.capacity import EncoderUnavailableError
+    from egorec_ros.recorder.disk import DiskFullError
+
+    with Interrupts() as ctrl:
+        try:
+            return _record(args, ctrl)
+        except (DiskFullError, EncoderUnavailableError) as exc:   # the message says what to do
+            print(f"egorec record: {exc}", file=sys.stderr)
+            return 1
+
+
+def _record(args, ctrl: Interrupts) -> int:
     from egorec_ros.assembly.assembler import AssemblyConfig
+    from egorec_ros.codecs.capacity import StreamNeed, advice, plan_encoding
+    from egorec_ros.recorder.disk import DiskGuard
     from egorec_ros.recorder.session import Recorder
     from egorec_ros.rig.declare import declaration
     from egorec_ros.sim.flaws import CLEAN, DEFAULT
@@ -43,46 +70,138 @@ def run(args) -> int:
     from egorec_ros.store.metadata import check_cameras
 
     config = AssemblyConfig(**options.given(latency_ms=args.latency_ms))
-    args.latency_ms = config.latency_ms
     rig = options.rig_from(args)
+    print("egorec record: checking the encoders (Ctrl-C: finish and commit the current episode; "
+          "twice: discard it)", file=sys.stderr, flush=True)
     task_dir = Path(args.out) / (args.task or rig.name)
-    with TaskWriter(task_dir, codec=options.codec_from(args), depth_container=args.depth) as writer:
+    rows = max(1, round(args.seconds * rig.fps))
+    plan = plan_encoding([StreamNeed(v.key, v.kind, v.width, v.height, v.fps or rig.fps) for v in rig.videos],
+                         options.codec_from(args), args.depth)
+    print(f"encoders: {plan.notes[0] if plan.notes else 'no video'}; they need {plan.load:.2f}x this machine",
+          file=sys.stderr)
+    if plan.overloaded:
+        print(f"WARNING: {advice(plan)}", file=sys.stderr)
+    if ctrl.count:
+        print("interrupted before recording; nothing was recorded", file=sys.stderr)
+        return INTERRUPTED
+    failed = stopped_for_disk = False
+    with TaskWriter(task_dir, codec=plan.codec, depth_container=args.depth) as writer:
         # before any device starts: a size change is refused up front, not at the first episode
         check_cameras(writer.paths, declaration(rig))
-        recorder = Recorder(rig, writer, config=config)
+        guard = DiskGuard(task_dir, min_free=int(args.min_free_mb * 2**20))
+        guard.check_start()
+        recorder = Recorder(rig, writer, config=config,
+                            allow_missing_video=args.allow_missing_video)
         try:
             with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
-                time.sleep(0.5)  # let every device deliver once before the first episode
+                _pause(0.5, ctrl)  # let every device deliver once before the first episode
                 for n in range(args.episodes):
-                    _record_one(recorder, n, args)
+                    if ctrl.count:
+                        print(f"Ctrl-C before episode {n + 1}: it and any further ones are not recorded",
+                              file=sys.stderr)
+                        break
+                    outcome = _record_one(recorder, n, rows, args, ctrl, guard)
+                    failed |= outcome == "failed"
+                    if outcome in ("failed", "disk"):
+                        stopped_for_disk = outcome == "disk"
+                        break
                     if n + 1 < args.episodes:
-                        time.sleep(args.gap)
+                        _pause(args.gap, ctrl)
         finally:
             recorder.close()
     print(f"task directory: {task_dir}")
-    return 0
+    if stopped_for_disk:
+        print(f"recording stopped early: the disk holding {task_dir} is almost full; free space or use --out",
+              file=sys.stderr)
+        return 1
+    if ctrl.count:
+        print(f"recording interrupted (Ctrl-C); `egorec validate {task_dir}` checks what was committed",
+              file=sys.stderr)
+        return INTERRUPTED
+    return 1 if failed else 0
 
 
-def _record_one(recorder: Recorder, n: int, args) -> None:
-    from egorec_ros.assembly.counts import problems
+def _pause(seconds: float, ctrl: Interrupts) -> None:
+    until = time.monotonic() + seconds
+    while not ctrl.count and time.monotonic() < until:
+        time.sleep(0.05)
+
+
+def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, guard: DiskGuard) -> str:
+    """One episode; returns "ok", "interrupted", "aborted", "failed" or "disk"."""
     from egorec_ros.cli.progress import ProgressLine, describe_status
+    from egorec_ros.recorder.disk import mib
+    from egorec_ros.recorder.session import DrainStalledError
 
     line = ProgressLine()
-    recorder.start_episode(task=args.task)
-    started = time.monotonic()
-    while (elapsed := time.monotonic() - started) < args.seconds:
-        line.show(f"episode {n + 1}/{args.episodes} {elapsed:5.1f}/{args.seconds:.0f} s  "
-                  + describe_status(recorder.status(), elapsed))
-        time.sleep(min(0.5, max(0.0, args.seconds - elapsed)))
-    line.show(f"episode {n + 1}/{args.episodes} stopping: waiting {args.latency_ms:.0f} ms for late samples, "
-              "then committing")
-    result, report = recorder.stop_episode()
+    recorder.start_episode(task=args.task, rows=rows)
+    started, handled, why = time.monotonic(), 0, "ok"
+    while True:
+        try:
+            if recorder.wait_episode(0.1):
+                break
+        except DrainStalledError as exc:
+            line.done()
+            print(f"episode {n + 1}: {exc}; discarding it", file=sys.stderr)
+            recorder.request_abort()
+            recorder.wait_episode(10.0)
+            return "failed"
+        number = recorder.last_episode["number"]
+        if ctrl.count > handled:
+            handled = ctrl.count
+            line.done()
+            if handled == 1:
+                recorder.request_stop()
+                why = "interrupted"
+                print(f"Ctrl-C: finishing episode {number} and committing it; no further episodes "
+                      "(Ctrl-C again to discard it)", file=sys.stderr, flush=True)
+            elif handled == 2:
+                recorder.request_abort()
+                why = "aborted"
+                print(f"Ctrl-C again: discarding episode {number} (its number is recycled)", file=sys.stderr,
+                      flush=True)
+        if why == "ok" and guard.low(recorder.last_episode.get("folder")):
+            recorder.request_stop()
+            why = "disk"
+            line.done()
+            print(f"disk almost full ({mib(guard.free)} free; finishing the episode at {mib(int(guard.rate))}/s "
+                  f"and committing it needs up to {mib(guard.needed)}): stopping episode {number} now and "
+                  "committing it; no further episodes",
+                  file=sys.stderr, flush=True)
+        status = recorder.status()
+        free = f"  free {mib(status.free_bytes)}" if status.free_bytes is not None else ""
+        line.show(f"episode {n + 1}/{args.episodes} {time.monotonic() - started:5.1f} s {status.stage}  "
+                  + describe_status(status, time.monotonic() - started) + free)
     line.done()
+    return _summarise(recorder, n, why)
+
+
+def _summarise(recorder: Recorder, n: int, why: str) -> str:
+    from egorec_ros.assembly.counts import problems
+    from egorec_ros.recorder.overload import episode_warnings
+
+    last = recorder.last_episode
+    try:
+        result, report = recorder.outcome()
+    except Exception as exc:   # MissingVideoError, a failed commit: the message says what and what to do
+        print(f"episode {n + 1} FAILED: {exc}", file=sys.stderr)
+        return "failed"
+    if last["aborted"]:
+        print(f"episode {last['number']} discarded: nothing of it was written, its number is recycled",
+              file=sys.stderr)
+        return why
     if result is None:
         print(f"episode {n + 1}: no row was built (no video stream delivered); nothing written")
-        return
+        return "failed"
     drops = {sid: p for sid, c in report.streams.items() if (p := problems(c))}
     print(f"episode {result.number.index}: {result.rows} rows, committed in {result.commit_seconds:.2f} s"
+          + (" (stopped early by Ctrl-C)" if why == "interrupted" else "")
+          + (" (stopped early: disk almost full)" if why == "disk" else "")
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
+    if why == "aborted":
+        print("    (the second Ctrl-C came when the episode was already being committed)", file=sys.stderr)
     for sid, c in drops.items():
         print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    for warning in episode_warnings(report.streams, result.rows, last["peak_backlog"]):
+        print(f"    WARNING: {warning}")
+    return "interrupted" if why == "aborted" else why

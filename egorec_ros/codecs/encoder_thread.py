@@ -52,6 +52,7 @@ class BackgroundEncoder:
         self._previous: np.ndarray | None = None
         self._error: BaseException | None = None
         self._closed = False
+        self._discard = False
         self._thread = threading.Thread(target=self._run, name=f"encoder-{name}", daemon=True)
         self._thread.start()
 
@@ -87,6 +88,15 @@ class BackgroundEncoder:
         self._raise_if_failed()
         return self.writer.frames_written
 
+    def abort(self) -> None:
+        """Close without encoding what is still queued (the episode is being discarded:
+        a long backlog must not make the discard wait); errors are ignored."""
+        self._discard = True
+        try:
+            self.close()
+        except Exception:
+            pass
+
     def _raise_if_failed(self) -> None:
         if self._error is not None:
             raise EncoderError(f"stream {self.name!r}: encoder failed after {self.writer.frames_written} "
@@ -94,7 +104,7 @@ class BackgroundEncoder:
 
     def _run(self) -> None:
         while (payload := self._queue.get()) is not _CLOSE:
-            if self._error is None:
+            if self._error is None and not self._discard:
                 try:
                     self._encode(payload)
                 except BaseException as exc:   # reported to the caller, never lost in this thread

@@ -71,6 +71,8 @@ class EncoderSettings:
 
 
 def encoder_settings(codec: VideoCodec) -> EncoderSettings:
+    if codec.encoder:
+        return hardware_settings(codec)
     family = CODECS[codec.name]
     common = {"g": str(codec.gop), "crf": str(codec.crf), "preset": codec.preset}
     color = {"colorspace": AVCOL_SPC_SMPTE170M, "color_range": AVCOL_RANGE_MPEG}
@@ -85,6 +87,24 @@ def encoder_settings(codec: VideoCodec) -> EncoderSettings:
     os.environ.setdefault("SVT_LOG", "1")
     return EncoderSettings(family.encoder, "yuv420p",
                            {**common, "svtav1-params": f"pred-struct=1:lp={codec.threads}"}, codec.threads, color=color)
+
+
+def hardware_settings(codec: VideoCodec) -> EncoderSettings:
+    """Settings for a hardware encoder: same GOP, no B-frames, a constant-quality mode
+    close to ``codec.crf``. The software frames are converted to the pixel format here."""
+    encoder, gop = codec.encoder, str(codec.gop)
+    family = encoder.rsplit("_", 1)[1]
+    if family == "nvenc":
+        options = {"g": gop, "bf": "0", "preset": "p4", "rc": "vbr", "cq": str(codec.crf)}
+    elif family == "qsv":
+        options = {"g": gop, "bf": "0", "global_quality": str(codec.crf)}
+    elif family == "amf":
+        options = {"g": gop, "bf": "0", "rc": "cqp", "qp_i": str(codec.crf), "qp_p": str(codec.crf)}
+    else:  # vaapi, v4l2m2m
+        options = {"g": gop, "bf": "0"}
+    pix_fmt = "nv12" if family in ("qsv", "vaapi") else "yuv420p"
+    tag = "hvc1" if encoder.startswith("hevc") else None
+    return EncoderSettings(encoder, pix_fmt, options, 1, thread_type="SLICE", codec_tag=tag)
 
 
 class FrameFormatError(ValueError):

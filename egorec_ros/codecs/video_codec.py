@@ -30,6 +30,7 @@ class VideoCodec:
     preset: str | None = None
     gop: int = 15
     threads: int = 2
+    encoder: str | None = None   # a hardware encoder of the family (h264_nvenc ...); None: the software one
 
     def __post_init__(self) -> None:
         family = CODECS.get(self.name)
@@ -42,5 +43,7 @@ class VideoCodec:
         lo, hi = family.crf_range
         if not lo <= self.crf <= hi:
             raise ValueError(f"{self.name} crf must be in {lo}..{hi}, got {self.crf}")
+        if self.encoder is not None and not self.encoder.startswith(self.name + "_"):
+            raise ValueError(f"encoder {self.encoder!r} does not encode {self.name}")
         if self.gop < 1 or self.threads < 1:
             raise ValueError(f"gop and threads must be >= 1, got gop={self.gop} threads={self.threads}")

@@ -6,6 +6,7 @@ All naming rules of §2.3/§4 live here: slot names per device kind, column pref
 """
 from __future__ import annotations
 
+import logging
 from typing import Any, Mapping
 
 from egorec_ros.codecs import force_matrix as fm
@@ -28,6 +29,9 @@ GLOVE_SENSORS = ("left_glove", "right_glove")
 _DEVICE_KEYS = {"kind", "key", "name", "role", "rig", "hand", "sensor", "slot", "slot_base",
                 "streams", "calibration", "info_kind"}
 JOINT_FIELDS = ("position", "velocity", "effort")
+
+log = logging.getLogger(__name__)
+_warned_keys: set[tuple[str, str]] = set()   # (where, device id): warn once per process
 
 
 def compile_rig(doc: Mapping[str, Any], *, where: str = "rig") -> Rig:
@@ -100,12 +104,26 @@ def _compile_device(dev_id: str, d: dict, counters: dict[str, int], fps: float, 
         except OptionError as exc:
             raise RigError(f"{where}: stream {role!r}: {exc}") from None
     key = str(d.get("key") or f"{kind}:{dev_id}")
+    if not d.get("key"):
+        _warn_invented_key(where, dev_id, key)
     name = str(d.get("name") or dev_id)
     index = counters.get(kind, 0)
     counters[kind] = index + 1
     builder = _BUILDERS[kind if kind not in GLOVE_KINDS else "glove"]
     return builder(dev_id, kind, key, name, d, {r: dict(o or {}) for r, o in streams_doc.items()},
                    index, counters, fps, where)
+
+
+def _warn_invented_key(where: str, dev_id: str, key: str) -> None:
+    """§5.2 rule 3: the device key (serial number, MAC) is the only hardware evidence of which
+    device wrote which data; an invented one looks like evidence and is not."""
+    if (where, dev_id) in _warned_keys:
+        return
+    _warned_keys.add((where, dev_id))
+    kind = key.split(":", 1)[0]
+    log.warning("%s has no `key:`; it is recorded as %r, which does not identify the hardware. "
+                "Add its serial number or MAC, e.g. `key: %s:<serial>` (§5.2 rule 3: the key is how one tells "
+                "afterwards which device wrote which data)", where, key, kind)
 
 
 # ---- per-kind naming -------------------------------------------------------------------

@@ -80,7 +80,4 @@ class EpisodeVideos:
 
     def abort(self) -> None:
         for encoder in self.encoders.values():
-            try:
-                encoder.close()
-            except Exception:
-                pass
+            encoder.abort()

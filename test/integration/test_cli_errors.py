@@ -13,7 +13,7 @@ from egorec_ros import cli
 from egorec_ros.errors import UserError
 from egorec_ros.layout.lock import TaskLock
 
-UVC = "devices:\n  cam: {kind: uvc, streams: {rgb: {topic: /c, width: 64, height: 48%s}}}\n"
+UVC = "devices:\n  cam: {kind: uvc, key: \"uvc:test-cam\", streams: {rgb: {topic: /c, width: 64, height: 48%s}}}\n"
 
 
 def egorec(*args: str | Path) -> subprocess.CompletedProcess:
@@ -51,7 +51,8 @@ def test_a_locked_task_is_a_message_not_a_traceback(tmp_path):
     with TaskLock(tmp_path / "out" / "t"):
         done = record(rig, tmp_path / "out")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith(f"egorec: task directory {tmp_path / 'out' / 't'} is already being written by pid ")
+    assert done.stderr.splitlines()[-1].startswith(
+        f"egorec: task directory {tmp_path / 'out' / 't'} is already being written by pid ")
     assert "stop the other recorder/converter or write to another task" in done.stderr
 
 
