@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from egorec_ros.errors import UserError
+
 MIN_FREE = 16 * 1024 * 1024   # bytes always left free (metadata, the data parquet's footer, other programs)
 DRAIN_S = 3.0                 # seconds of data the end of an episode may still write (rows due, encoder queues)
 
