@@ -102,12 +102,12 @@ def convert_bags(bags: Sequence[str | Path], settings: ConvertSettings, *, out: 
     after each commit."""
     task_dir = Path(out) / settings.task
     result = RunResult(task_dir, [BagResult(str(b)) for b in bags])
-    new = not task_dir.exists()
+    created = _missing_folders(task_dir)
     try:
         _run(result, settings, out, rule, parallel, keep_going, progress, on_episode)
     finally:
-        if new and not result.episodes:
-            _remove_unused(task_dir)
+        if created and not result.episodes:
+            _remove_unused(task_dir, created)
     return result
 
 
@@ -149,12 +149,20 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                 bars.close()
 
 
-def _remove_unused(task_dir: Path) -> None:
-    """Remove a task dir this run created but put no episode in (it holds only the lock file)."""
+def _missing_folders(task_dir: Path) -> list[Path]:
+    """The task dir and those of its parents (the output root ...) that do not exist yet."""
+    return [p for p in (task_dir, *task_dir.parents) if not p.exists()]
+
+
+def _remove_unused(task_dir: Path, created: list[Path]) -> None:
+    """Remove the folders this run created but put no episode in: the task dir (holding only
+    the lock file) and an output root made for it."""
     (task_dir / LOCK).unlink(missing_ok=True)
-    for folder in (task_dir / META, task_dir):
+    for folder in (task_dir / META, *created):
         try:
             folder.rmdir()
+        except FileNotFoundError:
+            continue
         except OSError:        # not empty: something else is in it, keep it
             return
 
