@@ -18,7 +18,7 @@ import yaml
 from rosbags.rosbag1 import Reader as Ros1Reader
 from rosbags.rosbag2 import Reader as Ros2Reader
 
-from egorec_ros.converter.bagtypes import bag_typestore
+from egorec_ros.converter.bagtypes import bag_typestore, ros2_type_name
 from egorec_ros.converter.errors import BagError
 from egorec_ros.converter.payloads.context import bag_time
 
@@ -34,6 +34,13 @@ _HINT = {ROS1: "if the recording was interrupted, run `rosbag reindex` on a copy
          ROSBAG2_SQLITE3: "the sqlite3 file is damaged (truncated or corrupt); `ros2 bag reindex` only rebuilds "
                           "metadata.yaml and cannot repair it: salvage the readable rows with "
                           "`sqlite3 BROKEN.db3 .recover | sqlite3 FIXED.db3` and convert FIXED.db3"}
+
+
+def normal_topic(name: str) -> str:
+    """A topic name as ROS resolves it: ``raspicam_node/camera_info`` (relative, as some
+    recorders and rig files write it), ``/raspicam_node/camera_info`` and
+    ``/raspicam_node//camera_info/`` are one topic. Compare topics only through this."""
+    return "/" + "/".join(part for part in name.split("/") if part)
 
 
 @dataclass(frozen=True)
@@ -66,18 +73,25 @@ class Bag:
         self.storage = storage
         self._reader = reader
         self._ros1 = storage == ROS1
-        self._connections = list(reader.connections)
-        self._store, problems = bag_typestore(self._connections, ros1=self._ros1)
+        self._connections = list(reader.connections)      # the reader's own: it matches them by type name
+        self._msgtype = {c.id: ros2_type_name(c.msgtype) for c in self._connections}
+        typed = [c._replace(msgtype=self._msgtype[c.id]) for c in self._connections]
+        self._store, problems = bag_typestore(typed, ros1=self._ros1)
         self.topics: dict[str, TopicInfo] = {}
-        for topic in sorted({c.topic for c in self._connections}):
-            conns = [c for c in self._connections if c.topic == topic]
+        for topic in sorted({c.topic for c in typed}):
+            conns = [c for c in typed if c.topic == topic]
             types = sorted({c.msgtype for c in conns})
             problem = (f"carries several message types ({', '.join(types)})" if len(types) > 1
                        else problems.get(types[0]))
             self.topics[topic] = TopicInfo(topic, types[0], sum(c.msgcount for c in conns), problem)
+        self._normal = {normal_topic(t): info for t, info in self.topics.items()}
         self.message_count = int(reader.message_count)
         self.start_ns = int(reader.start_time) if self.message_count else 0
         self.end_ns = int(reader.end_time) if self.message_count else 0   # exclusive
+
+    def find(self, topic: str) -> TopicInfo | None:
+        """The bag's topic of that name, written with or without its leading slash."""
+        return self.topics.get(topic) or self._normal.get(normal_topic(topic))
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -90,7 +104,7 @@ class Bag:
         last: RawMessage | None = None
         try:
             for conn, log_ns, data in self._reader.messages(conns, start=start_ns, stop=stop_ns):
-                last = RawMessage(conn.topic, conn.msgtype, log_ns, data)
+                last = RawMessage(conn.topic, self._msgtype[conn.id], log_ns, data)
                 yield last
         except Exception as exc:  # any reader failure (truncated chunk, sqlite error, zstd error, ...)
             after = f"after {last.topic} at {self.when(last.log_ns)}" if last else "before the first message"
