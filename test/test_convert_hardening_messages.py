@@ -114,3 +114,17 @@ def test_a_failed_run_says_no_episode_and_leaves_no_output_root(tmp_path):
     assert "episode(s) written" not in done.stdout
     assert done.stdout.rstrip().endswith(f"no episode written; {out / 't'} was not created")
     assert not (tmp_path / "new_root").exists()
+
+
+def test_the_same_bag_given_twice_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    """Item 8, a choice (README): refused, whatever spelling names the bag twice."""
+    folder = imu_bag(tmp_path / "a")
+    (tmp_path / "link").symlink_to(folder)
+    db3 = storage_file(folder, ".db3")
+    monkeypatch.chdir(tmp_path)
+    for first, second in (("./a", "a/"), ("a", "link"), ("a", f"a/{db3.name}")):
+        done = egorec("convert", first, second, "--rig", "d435_single", "--task", "t", "--out", "out")
+        assert done.returncode == 2
+        assert done.stderr == (f"egorec convert: the same bag is given twice: {first} and {second} (both are {db3}); "
+                               "remove one of them: converting a bag twice would make two identical episodes\n")
+        assert not (tmp_path / "out").exists()

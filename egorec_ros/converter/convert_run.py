@@ -25,7 +25,7 @@ from pathlib import Path
 
 from egorec_ros.converter.bag_plan import BagPlan, SplitRule, plan_bag
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome
-from egorec_ros.converter.failures import CONVERSION_ERRORS
+from egorec_ros.converter.failures import CONVERSION_ERRORS, DuplicateBagError
 from egorec_ros.converter.interrupts import interrupts_deferred
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
@@ -100,6 +100,7 @@ def convert_bags(bags: Sequence[str | Path], settings: ConvertSettings, *, out: 
     """Convert ``bags`` into ``out/settings.task``; see the module docstring. ``progress``:
     None shows bars when stderr is a terminal. ``on_episode(number, outcome)`` is called
     after each commit."""
+    refuse_duplicates(bags)
     task_dir = Path(out) / settings.task
     result = RunResult(task_dir, [BagResult(str(b)) for b in bags])
     created = _missing_folders(task_dir)
@@ -147,6 +148,26 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
             finally:
                 runner.close()
                 bars.close()
+
+
+def refuse_duplicates(bags: Sequence[str | Path]) -> None:
+    """DuplicateBagError when two arguments are one bag: ``./a``, ``a/``, a symlink to it, or a
+    rosbag2 folder and one of its storage files would convert the same messages twice."""
+    seen: dict[Path, str | Path] = {}
+    for bag in bags:
+        for file in _storage_files(Path(bag)):
+            if file in seen:
+                raise DuplicateBagError(
+                    f"the same bag is given twice: {seen[file]} and {bag} (both are {file}); remove one of them: "
+                    "converting a bag twice would make two identical episodes")
+        seen.update(dict.fromkeys(_storage_files(Path(bag)), bag))
+
+
+def _storage_files(path: Path) -> set[Path]:
+    """What a bag argument reads, with symlinks and relative parts resolved."""
+    path = path.resolve()
+    files = {f.resolve() for f in path.iterdir() if f.suffix in (".db3", ".mcap")} if path.is_dir() else set()
+    return files or {path}
 
 
 def _missing_folders(task_dir: Path) -> list[Path]:

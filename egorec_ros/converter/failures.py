@@ -17,6 +17,10 @@ class NoRowsError(ValueError):
     """An episode window in which not one row could be built."""
 
 
+class DuplicateBagError(ValueError):
+    """The same bag given twice in one run (it would make two identical episodes)."""
+
+
 class SharedFilesystemError(RuntimeError):
     """A Ray worker cannot see the output folder the driver created."""
 
