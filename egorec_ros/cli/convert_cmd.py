@@ -15,6 +15,7 @@ from egorec_ros.converter.clocks import ClockPolicy
 from egorec_ros.converter.convert_run import Parallelism, RunResult, convert_bags
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeOutcome
 from egorec_ros.converter.errors import BagError
+from egorec_ros.converter.gap_guard import DEFAULT_MAX_GAP_S
 from egorec_ros.converter.suggest import suggest_rig
 from egorec_ros.layout.lock import TaskLockedError
 from egorec_ros.rig.compile import RigError
@@ -53,6 +54,9 @@ def add_parser(sub) -> None:
     clocks.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
                         help="latency budget D: a frame received later than this after its stamp is late")
 
+    p.add_argument("--max-gap", type=float, default=DEFAULT_MAX_GAP_S, metavar="SECONDS",
+                   help="end an episode where its master camera has no frame for longer than this (default "
+                        f"{DEFAULT_MAX_GAP_S:g} s) instead of filling the silence with repeated frames")
     p.add_argument("--bad-frames", type=int, default=0, metavar="N",
                    help="invalid images tolerated per stream and episode, each replaced by the previous frame "
                         "and counted (default 0: an invalid image stops the episode)")
@@ -77,7 +81,8 @@ def run(args) -> int:
         settings = ConvertSettings(
             rig=options.rig_from(args), task=args.task, codec=options.codec_from(args), depth_container=args.depth,
             policy=ClockPolicy(tolerance_s=args.clock_tolerance, allow_mixed=args.allow_mixed_clocks),
-            assembly=AssemblyConfig(latency_ms=args.latency_ms), bad_frames=args.bad_frames)
+            assembly=AssemblyConfig(latency_ms=args.latency_ms), bad_frames=args.bad_frames,
+            max_gap_s=args.max_gap)
         rule = SplitRule(gap_s=args.gap, ranges=tuple(map(tuple, args.ranges or ())), range_origin=args.range_origin,
                          marker=args.marker, start_words=_words(args.start_words), stop_words=_words(args.stop_words))
         result = convert_bags(args.bags, settings, out=args.out, rule=rule, keep_going=args.keep_going,

@@ -159,7 +159,7 @@ def _apply_policy(bag: Bag, clocks: Iterable[StreamClock], policy: ClockPolicy, 
     listing = "\n".join(f"  {c.stream}: {c.describe()}"
                         + (f", {_span((c.offset_ns - first.offset_ns) / 1e9)} {first.stream}'s" if c is not first
                            else "") for c in ordered)
-    spread = (f"{_span((ordered[-1].offset_ns - first.offset_ns) / 1e9).removesuffix(' after')} apart "
+    spread = (f"{duration_words((ordered[-1].offset_ns - first.offset_ns) / 1e9)} apart "
               f"(tolerance {policy.tolerance_s:g} s)")
     if policy.allow_mixed:
         notes.append(f"streams stamped by different clocks (allowed by allow_mixed_clocks), {spread}:\n{listing}")
@@ -173,9 +173,13 @@ def _apply_policy(bag: Bag, clocks: Iterable[StreamClock], policy: ClockPolicy, 
 
 def _span(seconds: float) -> str:
     """A signed duration in words: '10.6 years before', '0.120 s after'."""
-    side = "before" if seconds < 0 else "after"
+    return f"{duration_words(seconds)} {'before' if seconds < 0 else 'after'}"
+
+
+def duration_words(seconds: float) -> str:
+    """An unsigned duration in words: '10.6 years', '3.0 days', '0.120 s'."""
     s = abs(seconds)
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
         if s >= size:
-            return f"{s / size:.1f} {unit} {side}"
-    return f"{s:.3f} s {side}"
+            return f"{s / size:.1f} {unit}"
+    return f"{s:.3f} s"

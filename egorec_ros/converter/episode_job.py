@@ -27,6 +27,7 @@ from egorec_ros.converter.clocks import ClockPolicy
 from egorec_ros.converter.episode_clock import episode_clock, episode_offset, read_window
 from egorec_ros.converter.failures import CONVERSION_ERRORS, NoRowsError
 from egorec_ros.converter.frame_watch import FrameWatch
+from egorec_ros.converter.gap_guard import DEFAULT_MAX_GAP_S, GapGuard
 from egorec_ros.converter.plan import TopicPlan, plan_topics
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.samples import ProgressFn, iter_samples
@@ -52,6 +53,11 @@ class ConvertSettings:
     policy: ClockPolicy = ClockPolicy()
     assembly: AssemblyConfig = AssemblyConfig()
     bad_frames: int = 0                         # invalid frames tolerated per stream and episode
+    max_gap_s: float = DEFAULT_MAX_GAP_S        # a longer silence of the master camera ends the episode
+
+    def __post_init__(self) -> None:
+        if not self.max_gap_s > 0:
+            raise ValueError(f"--max-gap must be positive, got {self.max_gap_s:g} s")
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     clock = episode_clock(job.window, offset, _first_frame(bag, plan, job.window), horizon, cut=job.cut)
     rig = with_bag_calibration(settings.rig, bag, job.window, outcome.lines)
     watch = FrameWatch(rig, settings.bad_frames)
+    guard = GapGuard(rig, settings.max_gap_s, bag.when)
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
     work = Path(job.work_dir)
     if job.tasks_jsonl is not None:
@@ -117,7 +124,8 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     with TaskWriter(work, task_name=settings.task, codec=settings.codec,
                     depth_container=settings.depth_container) as writer:
         result, assembly = record_samples(
-            writer, rig, watch.watch(clock.arrivals(samples)), start_ns=clock.start_ns, stop_ns=clock.stop_ns,
+            writer, rig, watch.watch(clock.arrivals(guard.watch(samples))), start_ns=clock.start_ns,
+            stop_ns=clock.stop_ns,
             task=settings.task, config=config, created_at=job.window.start_ns / 1e9, number=job.number,
             commit=False)
     watch.check(final=True)
@@ -126,6 +134,8 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
         outcome.lines.append(clock.describe())
     # ReadReport.lines(): a header and a line per stream (replaced by _clock_lines), then the findings
     outcome.lines += _clock_lines(report) + report.lines()[1 + len(report.samples):] + watch.lines()
+    if guard.note:
+        outcome.lines.append(guard.note)
     if result is None:
         topics = {r.stream.id: r.topic for r in plan.all_routes}
         raise NoRowsError(_no_rows(bag, job.window, assembly, settings.assembly.latency_ms,

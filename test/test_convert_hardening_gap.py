@@ -1,0 +1,47 @@
+"""Issue 10 item 5: a bag with days of silence between its camera frames and its next
+sample converts in seconds into an episode that ends at the silence (a choice, README:
+``--max-gap``, 10 s by default), with a note saying where and what to do."""
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+
+from egorec_ros.converter.payloads.imu import IMU
+from egorec_ros.validate.validate import validate_task
+from test_convert_hardening_bags import START_NS, camera_messages, imu_message, write_messages
+from test_convert_support import data_table, egorec
+
+DAY_NS = 86400 * 10**9
+RIG = ("name: g\ndevices:\n  ego: {kind: s80m, role: ego, streams: {left: {topic: /cam/image_raw, width: 64, "
+       "height: 48}, imu: {topic: /imu}}}\n")
+
+
+def imu_at(t: int) -> tuple:
+    return "/imu", IMU, t, imu_message(t)
+
+
+def test_days_without_a_master_frame_end_the_episode_with_a_note(tmp_path):
+    later = START_NS + 3 * DAY_NS
+    folder = write_messages(tmp_path / "gap", [
+        *camera_messages("/cam/image_raw", None, frames=30),
+        *[imu_at(START_NS + i * 10_000_000) for i in range(100)],
+        *[imu_at(later + i * 10_000_000) for i in range(10)]])
+    rig = tmp_path / "rig.yaml"
+    rig.write_text(RIG)
+    done = egorec("convert", folder, "--rig", rig, "--task", "conv", "--out", tmp_path / "out", timeout=120)
+    assert done.returncode == 0, done.stderr
+    task = tmp_path / "out" / "conv"
+    assert validate_task(task) == []
+    table = data_table(task)
+    assert table.num_rows == 30
+    drops = json.loads(pq.read_table(next((task / "meta" / "episodes").rglob("*.parquet")))["drop_stats"][0].as_py())
+    assert drops["streams"]["ego.left"].get("repeated", 0) == 0
+    last_frame = START_NS + 29 * 33_333_333 + 1_000_000
+    assert (f"  episode ended at bag time {last_frame / 1e9:.6f} s (+0.968 s): the master stream ego.left has no "
+            f"frame for 3.0 days after it (next sample: ego.imu at bag time {later / 1e9:.6f} s (+259200.000 s)), "
+            "more than --max-gap 10 s; the rest of this window is not converted: cut the bag at its gaps with --gap "
+            "SECONDS to convert it as further episodes") in done.stdout.splitlines()
+    cut = egorec("convert", folder, "--rig", rig, "--task", "cut", "--out", tmp_path / "out", "--gap", "60",
+                 timeout=120)
+    assert "episode 1: 30 rows from gap (gap > 60 s)" in cut.stdout and "episode ended at" not in cut.stdout
