@@ -45,3 +45,25 @@ def test_days_without_a_master_frame_end_the_episode_with_a_note(tmp_path):
     cut = egorec("convert", folder, "--rig", rig, "--task", "cut", "--out", tmp_path / "out", "--gap", "60",
                  timeout=120)
     assert "episode 1: 30 rows from gap (gap > 60 s)" in cut.stdout and "episode ended at" not in cut.stdout
+
+
+def test_progress_line_without_a_terminal_gives_messages_bag_time_rows_and_eta():
+    import io
+    import re
+
+    from egorec_ros.converter.episode_job import EpisodeJob, EpisodeOutcome
+    from egorec_ros.converter.run_progress import RunProgress
+    from egorec_ros.converter.split import EpisodeWindow
+
+    window = EpisodeWindow(START_NS, START_NS + 60 * 10**9, "whole bag")
+    jobs = [EpisodeJob(0, "/bags/a", window, 1, "/w/0"), EpisodeJob(1, "/bags/b", window, 2, "/w/1")]
+    out = io.StringIO()                                     # not a terminal: plain lines
+    progress = RunProgress(jobs, {"/bags/a": 1000, "/bags/b": None}, fps=30, plain_every_s=0, stream=out)
+    progress.advance(0, 250, START_NS + 15 * 10**9)
+    progress.done(EpisodeOutcome(0, "/bags/a", window, rows=1790, messages=1000))
+    progress.advance(1, 64, START_NS + 10**9)
+    lines = out.getvalue().splitlines()
+    assert re.fullmatch(r"converting a: 250/1000 messages \(25 %\), bag time \+15\.0 s, ~450 rows, "
+                        r"ETA \d\d:\d\d:\d\d", lines[0]), lines[0]
+    assert lines[-1] == "converting b: 64 messages, bag time +1.0 s, ~30 rows, ETA ?"
+    assert progress.line("/bags/a").startswith("a: 1000/1000 messages (100 %), ~1790 rows, ETA ")

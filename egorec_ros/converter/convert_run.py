@@ -126,7 +126,8 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                     return
         with WorkDir(out) as work:
             jobs, owner = _jobs(result.bags, writer, work, remote=parallel.ray)
-            bars = RunProgress(jobs, {j.bag: owner[j.order].plan.messages for j in jobs}, enabled=progress)
+            bars = RunProgress(jobs, {j.bag: owner[j.order].plan.messages for j in jobs}, fps=settings.rig.fps,
+                               enabled=progress)
             runner = _runner(settings, parallel, work, bars.advance)
             try:
                 for job in jobs:
