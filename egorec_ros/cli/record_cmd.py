@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from egorec_ros.assembly.assembler import AssemblyConfig
-from egorec_ros.assembly.counts import problems
+from egorec_ros.assembly.counts import judged, problems
 from egorec_ros.cli import options
 from egorec_ros.cli.progress import ProgressLine, describe_status
 from egorec_ros.recorder.session import Recorder
@@ -73,5 +73,5 @@ def _record_one(recorder: Recorder, n: int, args) -> None:
     drops = {sid: p for sid, c in report.streams.items() if (p := problems(c))}
     print(f"episode {result.number.index}: {result.rows} rows, committed in {result.commit_seconds:.2f} s"
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
-    for sid, c in drops.items():
-        print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    for sid in drops:
+        print(f"    {sid}: {judged(report.streams[sid])}")

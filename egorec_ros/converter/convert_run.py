@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from egorec_ros.assembly.counts import judged
 from egorec_ros.converter.bag_plan import BagPlan, SplitRule, plan_bag
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome
 from egorec_ros.converter.failures import CONVERSION_ERRORS, DuplicateBagError
@@ -60,8 +61,7 @@ class BagResult:
             for sid, kinds in o.drops.items():
                 drops[sid].update(kinds)
         if drops:
-            out.append("  drops: " + "; ".join(f"{sid} " + ", ".join(f"{k} {n}" for k, n in kinds.items())
-                                               for sid, kinds in sorted(drops.items())))
+            out.append("  drops: " + "; ".join(f"{sid} {judged(kinds)}" for sid, kinds in sorted(drops.items())))
         out += [f"  {line}" for line in dict.fromkeys(line for _, o in self.episodes for line in o.lines)]
         if self.plan is not None:
             out += [f"  {line}" for line in (*_condensed(self.plan.skipped), *self.plan.notes)]

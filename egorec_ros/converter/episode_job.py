@@ -80,7 +80,7 @@ class EpisodeOutcome:
     staged: str | None = None                   # finished staging folder, ready for adopt()
     rows: int = 0
     messages: int = 0                           # bag messages read
-    drops: dict[str, dict[str, int]] = field(default_factory=dict)   # stream -> kind -> count
+    drops: dict[str, dict[str, int]] = field(default_factory=dict)   # stream with problems -> its counts
     lines: list[str] = field(default_factory=list)                    # clock notes, odd stamps, bad frames
     error: str | None = None
 
@@ -118,6 +118,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     watch = FrameWatch(rig, settings.bad_frames)
     guard = GapGuard(rig, settings.max_gap_s, bag.when)
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
+    clock_lines = ([clock.describe()] if clock.offset_ns else []) + _clock_lines(report)
     work = Path(job.work_dir)
     if job.tasks_jsonl is not None:
         atomic.write_bytes(TaskPaths(work).tasks, job.tasks_jsonl)
@@ -127,13 +128,11 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
             writer, rig, watch.watch(clock.arrivals(guard.watch(samples))), start_ns=clock.start_ns,
             stop_ns=clock.stop_ns,
             task=settings.task, config=config, created_at=job.window.start_ns / 1e9, number=job.number,
-            commit=False)
+            commit=False, notes=clock_lines + report.notes)
     watch.check(final=True)
     outcome.messages = report.messages
-    if clock.offset_ns:
-        outcome.lines.append(clock.describe())
     # ReadReport.lines(): a header and a line per stream (replaced by _clock_lines), then the findings
-    outcome.lines += _clock_lines(report) + report.lines()[1 + len(report.samples):] + watch.lines()
+    outcome.lines += clock_lines + report.lines()[1 + len(report.samples):] + watch.lines()
     if guard.note:
         outcome.lines.append(guard.note)
     if result is None:
@@ -141,7 +140,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
         raise NoRowsError(_no_rows(bag, job.window, assembly, settings.assembly.latency_ms,
                                    _delays(rig, report, clock.offset_ns), topics))
     outcome.staged, outcome.rows = str(result.staged), result.rows
-    outcome.drops = {sid: p for sid, c in assembly.streams.items() if (p := problems(c))}
+    outcome.drops = {sid: c for sid, c in assembly.streams.items() if problems(c)}
     if assembly.missing_streams:
         outcome.lines.append(f"video streams left out (no frame at the episode start): "
                              f"{', '.join(assembly.missing_streams)}")
