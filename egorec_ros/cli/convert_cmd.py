@@ -112,7 +112,7 @@ def _summarise(result: RunResult) -> None:
     if result.episodes:
         print(f"\n{result.episodes} episode(s) written to {result.task_dir}")
     else:
-        print(f"\nno episode written" + ("" if result.task_dir.exists() else f"; {result.task_dir} was not created"))
+        print("\nno episode written" + ("" if result.task_dir.exists() else f"; {result.task_dir} was not created"))
     if failures:
         print(f"{len(failures)} failure(s):", file=sys.stderr)
         for f in failures:

@@ -243,9 +243,11 @@ def _folder_storage(path: Path) -> tuple[str, Path | None]:
     if not isinstance(info, dict):
         what = "is empty" if doc is None else "has no rosbag2_bagfile_information"
         raise BagError(f"{metadata} {what}: it is not a rosbag2 metadata file; {_REBUILD.format(path=path)}")
-    storage = ROSBAG2_MCAP if info.get("storage_identifier") == "mcap" else ROSBAG2_SQLITE3
+    identifier = info.get("storage_identifier")
+    storage = ROSBAG2_MCAP if identifier == "mcap" else ROSBAG2_SQLITE3
     files = info.get("relative_file_paths")
-    first = path / Path(str(files[0])).name if isinstance(files, list) and files else None
+    known = identifier in ("mcap", "sqlite3")          # else rosbags says what is wrong on open
+    first = path / Path(str(files[0])).name if known and isinstance(files, list) and files else None
     return storage, first
 
 

@@ -98,7 +98,8 @@ def convert_bags(bags: Sequence[str | Path], settings: ConvertSettings, *, out: 
                  progress: bool | None = None,
                  on_episode: Callable[[int, EpisodeOutcome], object] | None = None) -> RunResult:
     """Convert ``bags`` into ``out/settings.task``; see the module docstring. ``progress``:
-    None shows bars when stderr is a terminal. ``on_episode(number, outcome)`` is called
+    None: a bar per bag when stderr is a terminal, else a plain line every 10 s; False: none.
+    DuplicateBagError when a bag is given twice. ``on_episode(number, outcome)`` is called
     after each commit."""
     refuse_duplicates(bags)
     task_dir = Path(out) / settings.task
@@ -156,18 +157,22 @@ def refuse_duplicates(bags: Sequence[str | Path]) -> None:
     rosbag2 folder and one of its storage files would convert the same messages twice."""
     seen: dict[Path, str | Path] = {}
     for bag in bags:
-        for file in _storage_files(Path(bag)):
+        files = _storage_files(Path(bag))
+        for file in files:
             if file in seen:
                 raise DuplicateBagError(
                     f"the same bag is given twice: {seen[file]} and {bag} (both are {file}); remove one of them: "
                     "converting a bag twice would make two identical episodes")
-        seen.update(dict.fromkeys(_storage_files(Path(bag)), bag))
+        seen.update(dict.fromkeys(files, bag))
 
 
 def _storage_files(path: Path) -> set[Path]:
     """What a bag argument reads, with symlinks and relative parts resolved."""
     path = path.resolve()
-    files = {f.resolve() for f in path.iterdir() if f.suffix in (".db3", ".mcap")} if path.is_dir() else set()
+    try:
+        files = {f.resolve() for f in path.iterdir() if f.suffix in (".db3", ".mcap")} if path.is_dir() else set()
+    except OSError:           # unreadable: opening it will say so
+        files = set()
     return files or {path}
 
 
