@@ -22,9 +22,53 @@ from typing import Mapping
 PROBLEMS = ("repeated", "skipped", "late", "out_of_order", "invalid")
 
 
+# what each count of a drop_stats entry means, for reports (the fields of StreamCounts below)
+MEANINGS = {
+    "received": "samples that reached the assembler",
+    "used": "written to a row (video: distinct frames written)",
+    "repeated": "video: rows that repeat the previous frame, no frame came near the tick (share: of the rows)",
+    "skipped": "video: arrived in time but never written, a nearer frame won its tick",
+    "superseded": "latest-wins sensors: arrived in time but a newer sample took its row (normal when a "
+                  "sensor is faster than the rows)",
+    "late": "never written: arrived after its row's deadline (tick + latency budget)",
+    "out_of_order": "video: arrived in time but its stamp is not after a frame already written",
+    "invalid": "dropped: wrong shape or type, NaN, zero stamp",
+    "outside": "stamp before the episode's first row or after its last one",
+    "excluded": "video: the stream was left out of the episode (silent at its start)",
+    "delayed": "of used: arrived after its own row's deadline, so it went into a later row",
+    "restamped": "handed over after the row it was in time for had been built",
+}
+
+# above this share a problem count is "high": worth a look (a camera repeating 1 row in 20, ...);
+# below it is the normal cost of live timing (jitter, a late sample now and then)
+HIGH_SHARE = 0.05
+
+
 def problems(counts: Mapping[str, int]) -> dict[str, int]:
     """The non-zero problem counts of one stream (a drop_stats entry or StreamCounts.to_json())."""
     return {k: counts[k] for k in PROBLEMS if counts.get(k)}
+
+
+def problem_shares(counts: Mapping[str, int]) -> dict[str, float]:
+    """Each non-zero problem count as a share of what it is out of: ``repeated`` of the rows the
+    stream is in (used + repeated), the others of the samples received."""
+    out = {}
+    for kind, n in problems(counts).items():
+        whole = counts.get("used", 0) + n if kind == "repeated" else counts.get("received", 0)
+        out[kind] = n / whole if whole else 1.0
+    return out
+
+
+def judged(counts: Mapping[str, int]) -> str:
+    """'late 148 (2.1 %, ok), repeated 132 (9.8 %, HIGH)': problem counts with their share and
+    whether that is normal (below HIGH_SHARE) or worth a look."""
+    return ", ".join(f"{kind} {counts[kind]} ({100 * share:.1f} %, {'HIGH' if share > HIGH_SHARE else 'ok'})"
+                     for kind, share in problem_shares(counts).items())
+
+
+def high(counts: Mapping[str, int]) -> dict[str, float]:
+    """The problem shares above HIGH_SHARE."""
+    return {k: s for k, s in problem_shares(counts).items() if s > HIGH_SHARE}
 
 
 @dataclass

@@ -18,7 +18,7 @@ import yaml
 from rosbags.rosbag1 import Reader as Ros1Reader
 from rosbags.rosbag2 import Reader as Ros2Reader
 
-from egorec_ros.bags.bagtypes import bag_typestore
+from egorec_ros.bags.bagtypes import bag_typestore, ros2_type_name
 from egorec_ros.bags.errors import BagError
 from egorec_ros.messages.context import receive_time
 from egorec_ros.messages.msg import Msg
@@ -31,7 +31,17 @@ _MAGIC = {b"#ROSBAG V2.0": ROS1, b"\x89MCAP0\r\n": ROSBAG2_MCAP, b"SQLite format
 _SUFFIX = {ROS1: ".bag", ROSBAG2_MCAP: ".mcap", ROSBAG2_SQLITE3: ".db3"}
 _HINT = {ROS1: "if the recording was interrupted, run `rosbag reindex` on a copy",
          ROSBAG2_MCAP: "if the recording was interrupted, run `mcap recover` on a copy",
-         ROSBAG2_SQLITE3: "if the recording was interrupted, try `ros2 bag reindex` on a copy"}
+         # an interrupted sqlite3 recording is a readable db; an unreadable one is damaged
+         ROSBAG2_SQLITE3: "the sqlite3 file is damaged (truncated or corrupt); `ros2 bag reindex` only rebuilds "
+                          "metadata.yaml and cannot repair it: salvage the readable rows with "
+                          "`sqlite3 BROKEN.db3 .recover | sqlite3 FIXED.db3` and convert FIXED.db3"}
+
+
+def normal_topic(name: str) -> str:
+    """A topic name as ROS resolves it: ``raspicam_node/camera_info`` (relative, as some
+    recorders and rig files write it), ``/raspicam_node/camera_info`` and
+    ``/raspicam_node//camera_info/`` are one topic. Compare topics only through this."""
+    return "/" + "/".join(part for part in name.split("/") if part)
 
 
 @dataclass(frozen=True)
@@ -64,18 +74,25 @@ class Bag:
         self.storage = storage
         self._reader: Ros1Reader | Ros2Reader | None = reader
         self._ros1 = storage == ROS1
-        self._connections = list(reader.connections)
-        self._store, problems = bag_typestore(self._connections, ros1=self._ros1)
+        self._connections = list(reader.connections)      # the reader's own: it matches them by type name
+        self._msgtype = {c.id: ros2_type_name(c.msgtype) for c in self._connections}
+        typed = [c._replace(msgtype=self._msgtype[c.id]) for c in self._connections]
+        self._store, problems = bag_typestore(typed, ros1=self._ros1)
         self.topics: dict[str, TopicInfo] = {}
-        for topic in sorted({c.topic for c in self._connections}):
-            conns = [c for c in self._connections if c.topic == topic]
+        for topic in sorted({c.topic for c in typed}):
+            conns = [c for c in typed if c.topic == topic]
             types = sorted({c.msgtype for c in conns})
             problem = (f"carries several message types ({', '.join(types)})" if len(types) > 1
                        else problems.get(types[0]))
             self.topics[topic] = TopicInfo(topic, types[0], sum(c.msgcount for c in conns), problem)
+        self._normal = {normal_topic(t): info for t, info in self.topics.items()}
         self.message_count = int(reader.message_count)
         self.start_ns = int(reader.start_time) if self.message_count else 0
         self.end_ns = int(reader.end_time) if self.message_count else 0   # exclusive
+
+    def find(self, topic: str) -> TopicInfo | None:
+        """The bag's topic of that name, written with or without its leading slash."""
+        return self.topics.get(topic) or self._normal.get(normal_topic(topic))
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -88,7 +105,7 @@ class Bag:
         last: RawMessage | None = None
         try:
             for conn, log_ns, data in self._reader.messages(conns, start=start_ns, stop=stop_ns):
-                last = RawMessage(conn.topic, conn.msgtype, log_ns, data)
+                last = RawMessage(conn.topic, self._msgtype[conn.id], log_ns, data)
                 yield last
         except Exception as exc:  # any reader failure (truncated chunk, sqlite error, zstd error, ...)
             after = f"after {last.topic} at {self.when(last.log_ns)}" if last else "before the first message"
@@ -152,32 +169,89 @@ def _locate(path: Path) -> tuple[str, Path]:
         raise BagError(f"{path}: no such bag file or folder")
     if path.is_dir():
         if (path / "metadata.yaml").is_file():
-            return _folder_storage(path), path
+            storage, first = _folder_storage(path)
+            if first is not None:
+                _check_file(first, storage, path / "metadata.yaml")
+            return storage, path
         files = sorted(p for p in path.iterdir() if p.suffix in (".mcap", ".db3"))
         if len(files) != 1:
             raise BagError(f"{path}: a rosbag2 folder without metadata.yaml and with {len(files)} storage files "
                            f"({', '.join(p.name for p in files) or 'none'}); pass one .mcap/.db3 file, or "
                            "restore metadata.yaml with `ros2 bag reindex`")
         path = files[0]
-    with path.open("rb") as f:
-        head = f.read(16)
-    storage = next((kind for magic, kind in _MAGIC.items() if head.startswith(magic)), None)
+    storage = _file_storage(path)
     if storage is None:
-        what = "zstd-compressed" if head.startswith(b"\x28\xb5\x2f\xfd") else "unrecognised"
+        what = "zstd-compressed" if _head(path).startswith(b"\x28\xb5\x2f\xfd") else "unrecognised"
         raise BagError(f"{path}: {what} file, not a ROS 1 bag, MCAP or sqlite3 file"
                        + ("; open the rosbag2 folder with its metadata.yaml instead" if what != "unrecognised"
                           else ""))
     if storage != ROS1 and path.suffix != _SUFFIX[storage]:     # rosbags picks rosbag2 storage by suffix
         raise BagError(f"{path}: the file content is {storage} but its name ends in {path.suffix!r}; "
                        f"rename it to *{_SUFFIX[storage]}")
+    if storage == ROSBAG2_MCAP:
+        _check_mcap_profile(path)
     return storage, path
 
 
-def _folder_storage(path: Path) -> str:
-    """Storage named by metadata.yaml (an unreadable file is reported by rosbags on open)."""
+def _head(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(64)
+
+
+def _file_storage(path: Path) -> str | None:
+    head = _head(path)
+    return next((kind for magic, kind in _MAGIC.items() if head.startswith(magic)), None)
+
+
+def _check_mcap_profile(path: Path) -> None:
+    """rosbags reads MCAP of the ``ros2`` profile only; say what another profile is (a ROS 1
+    MCAP is not an interrupted recording)."""
+    head = _head(path)
+    # magic (8), Header opcode (1), record length (8), profile: uint32 length + text
+    size = int.from_bytes(head[17:21], "little") if len(head) >= 21 and head[8] == 0x01 else 0
+    profile = head[21:21 + size].decode("utf-8", "replace") if 0 < size <= 40 else ""
+    if profile == "ros1":
+        raise BagError(f"{path}: a ROS 1 MCAP file (profile 'ros1': ROS 1 messages in MCAP), not a rosbag2 "
+                       "MCAP (profile 'ros2'); egorec reads ROS 1 recordings only as .bag files: convert the ROS 1 "
+                       ".bag this file was made from")
+    if profile and profile != "ros2":
+        raise BagError(f"{path}: an MCAP file of profile {profile!r}, not a rosbag2 MCAP (profile 'ros2'); "
+                       "egorec reads rosbag2 MCAP (ROS 2) and ROS 1 .bag files")
+
+
+def _check_file(path: Path, storage: str, metadata: Path) -> None:
+    """The first storage file of a folder has the content metadata.yaml announces."""
+    if not path.is_file():
+        return              # rosbags names the missing files
+    actual = _file_storage(path)
+    if actual is not None and actual != storage:
+        raise BagError(f"{metadata} says storage_identifier {_IDENTIFIER[storage]!r} but {path.name} is a "
+                       f"{actual} file; set `storage_identifier: {_IDENTIFIER.get(actual, actual)}` in "
+                       f"metadata.yaml, or convert {path} alone")
+    if actual == ROSBAG2_MCAP:
+        _check_mcap_profile(path)
+
+
+def _folder_storage(path: Path) -> tuple[str, Path | None]:
+    """(storage named by metadata.yaml, its first storage file); BagError when metadata.yaml
+    is empty or not rosbag2 metadata (other defects are reported by rosbags on open)."""
+    metadata = path / "metadata.yaml"
     try:
-        info = yaml.safe_load((path / "metadata.yaml").read_text(encoding="utf-8"))
-        return ROSBAG2_MCAP if info["rosbag2_bagfile_information"]["storage_identifier"] == "mcap" \
-            else ROSBAG2_SQLITE3
-    except (yaml.YAMLError, KeyError, TypeError, OSError, UnicodeDecodeError):
-        return ROSBAG2_SQLITE3
+        doc = yaml.safe_load(metadata.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        raise BagError(f"{metadata} cannot be read as YAML ({exc}); {_REBUILD.format(path=path)}") from None
+    info = doc.get("rosbag2_bagfile_information") if isinstance(doc, dict) else None
+    if not isinstance(info, dict):
+        what = "is empty" if doc is None else "has no rosbag2_bagfile_information"
+        raise BagError(f"{metadata} {what}: it is not a rosbag2 metadata file; {_REBUILD.format(path=path)}")
+    identifier = info.get("storage_identifier")
+    storage = ROSBAG2_MCAP if identifier == "mcap" else ROSBAG2_SQLITE3
+    files = info.get("relative_file_paths")
+    known = identifier in ("mcap", "sqlite3")          # else rosbags says what is wrong on open
+    first = path / Path(str(files[0])).name if known and isinstance(files, list) and files else None
+    return storage, first
+
+
+_IDENTIFIER = {ROSBAG2_MCAP: "mcap", ROSBAG2_SQLITE3: "sqlite3", ROS1: "ros1"}
+_REBUILD = ("rebuild it with `ros2 bag reindex {path}`, or delete it and convert the folder's one storage "
+            "file (egorec reads a lone .db3/.mcap)")

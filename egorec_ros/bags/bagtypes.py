@@ -36,6 +36,14 @@ class _Definition(NamedTuple):
     digest: str
 
 
+def ros2_type_name(msgtype: str) -> str:
+    """The ROS 2 name of a message type: ``sensor_msgs/Image`` (stored by ROS 2 Crystal and
+    Dashing bags, which also store no definitions) -> ``sensor_msgs/msg/Image``, so such
+    bags decode with the Humble definitions and map like any other."""
+    parts = msgtype.split("/")
+    return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 and all(parts) else msgtype
+
+
 def bag_typestore(connections: Iterable[Connection], *, ros1: bool) -> tuple[Typestore, dict[str, str]]:
     """-> (typestore, {msgtype: why it cannot be decoded}). Cached per set of definitions:
     a bag is opened by the planner and again by every episode job, and building a store

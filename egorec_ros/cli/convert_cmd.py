@@ -46,6 +46,9 @@ def add_parser(sub) -> None:
     clocks.add_argument("--latency-ms", type=float,
                         help="latency budget D: a frame received later than this after its stamp is late")
 
+    p.add_argument("--max-gap", type=float, metavar="SECONDS",
+                   help="end an episode where its master camera has no frame for longer than this (default "
+                        "10 s) instead of filling the silence with repeated frames")
     p.add_argument("--bad-frames", type=int, default=0, metavar="N",
                    help="invalid images tolerated per stream and episode, each replaced by the previous frame "
                         "and counted (default 0: an invalid image stops the episode)")
@@ -79,7 +82,7 @@ def run(args) -> int:
     try:
         settings = ConvertSettings(
             rig=options.rig_from(args), task=args.task, codec=options.codec_from(args), depth_container=args.depth,
-            policy=policy, assembly=assembly, bad_frames=args.bad_frames)
+            policy=policy, assembly=assembly, bad_frames=args.bad_frames, **options.given(max_gap_s=args.max_gap))
         rule = SplitRule(gap_s=args.gap, ranges=tuple(map(tuple, args.ranges or ())), range_origin=args.range_origin,
                          marker=args.marker, start_words=_words(args.start_words), stop_words=_words(args.stop_words))
         result = convert_bags(args.bags, settings, out=args.out, rule=rule, keep_going=args.keep_going,
@@ -108,7 +111,10 @@ def _summarise(result: RunResult) -> None:
     for bag in result.bags:
         print("\n".join(bag.lines()))
     failures = result.failures
-    print(f"\n{result.episodes} episode(s) written to {result.task_dir}")
+    if result.episodes:
+        print(f"\n{result.episodes} episode(s) written to {result.task_dir}")
+    else:
+        print("\nno episode written" + ("" if result.task_dir.exists() else f"; {result.task_dir} was not created"))
     if failures:
         print(f"{len(failures)} failure(s):", file=sys.stderr)
         for f in failures:

@@ -177,7 +177,7 @@ def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, g
 
 
 def _summarise(recorder: Recorder, n: int, why: str) -> str:
-    from egorec_ros.assembly.counts import problems
+    from egorec_ros.assembly.counts import judged, problems
     from egorec_ros.recorder.overload import episode_warnings
 
     last = recorder.last_episode
@@ -200,8 +200,8 @@ def _summarise(recorder: Recorder, n: int, why: str) -> str:
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
     if why == "aborted":
         print("    (the second Ctrl-C came when the episode was already being committed)", file=sys.stderr)
-    for sid, c in drops.items():
-        print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    for sid in drops:
+        print(f"    {sid}: {judged(report.streams[sid])}")
     for warning in episode_warnings(report.streams, result.rows, last["peak_backlog"]):
         print(f"    WARNING: {warning}")
     return "interrupted" if why == "aborted" else why

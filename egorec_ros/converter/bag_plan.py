@@ -86,8 +86,8 @@ def plan_bag(path: str | Path, rig: Rig, rule: SplitRule) -> BagPlan:
         windows = rule.windows(bag, plan)
         notes = () if windows else (f"no episode in this bag ({_why_empty(bag, rule)})",)
         lines = plan.lines()[len(plan.all_routes):]          # after the routes: what is left out
-        infos = {camera_info_topic(s.topic, s.source.get("camera_info")) for s in rig.streams.values()
-                 if s.kind is StreamKind.VIDEO and s.topic}
+        infos = {info.topic for s in rig.streams.values() if s.kind is StreamKind.VIDEO and s.topic
+                 and (info := bag.find(camera_info_topic(s.topic, s.source.get("camera_info"))))}
         skipped = [line for line in lines if not any(line.startswith(f"not mapped {t} (") for t in infos)]
         messages = sum(bag.topics[t].count for t in plan.topics) if not rule.cuts else None
         return BagPlan(str(bag.path), bag.storage, tuple(windows), tuple(skipped), messages=messages,

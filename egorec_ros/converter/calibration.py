@@ -54,12 +54,13 @@ def _calibration(device: Device, videos: list[StreamSpec], bag: Bag, window: Epi
 
 def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: list[str]) -> Msg | None:
     topic = _info_topic(stream)
-    info = bag.topics.get(topic)
+    info = bag.find(topic)
     if info is None or info.msgtype != CAMERA_INFO or not info.decodable:
         if stream.source.get("camera_info"):  # the rig named it: say why it was not used
             notes.append(f"{stream.id}: camera_info topic {topic} is not a readable CameraInfo topic of this "
                          "bag; no calibration from the bag")
         return None
+    topic = info.topic
     raw = bag.first(topic, window.start_ns, window.end_ns) or bag.first(topic)
     if raw is None:
         return None

@@ -154,12 +154,19 @@ def _apply_policy(bag: Bag, clocks: Iterable[StreamClock], policy: ClockPolicy, 
             notes.append(f"all streams use header stamps {_span(far[0].offset_ns / 1e9)} bag time "
                          "(one clock, so rows pair correctly; *_ns columns are on that clock)")
         return
-    listing = "\n".join(f"  {c.stream}: {c.describe()}" for c in sorted(seen, key=lambda c: c.offset_ns))
+    ordered = sorted(seen, key=lambda c: c.offset_ns)
+    first = ordered[0]
+    # offsets of years print alike ("4.9 years before"): the difference between streams is the reason
+    listing = "\n".join(f"  {c.stream}: {c.describe()}"
+                        + (f", {_span((c.offset_ns - first.offset_ns) / 1e9)} {first.stream}'s" if c is not first
+                           else "") for c in ordered)
+    spread = (f"{duration_words((ordered[-1].offset_ns - first.offset_ns) / 1e9)} apart "
+              f"(tolerance {policy.tolerance_s:g} s)")
     if policy.allow_mixed:
-        notes.append(f"streams stamped by different clocks (allowed by allow_mixed_clocks):\n{listing}")
+        notes.append(f"streams stamped by different clocks (allowed by allow_mixed_clocks), {spread}:\n{listing}")
         return
     raise ClockPolicyError(
-        f"{bag.path}: the streams of this episode are stamped by different clocks:\n{listing}\n"
+        f"{bag.path}: the streams of this episode are stamped by different clocks, {spread}:\n{listing}\n"
         "Rows pair samples by stamp, so these streams would be paired as if simultaneous. Give every stream "
         f"the same clock with the stream option `{STAMP_OPTION}: {RECEIVE}` (bag receive time) or "
         f"`{STAMP_OPTION}: {HEADER}`, or pass {ALLOW_MIXED_HINT} to convert anyway (the mix is then reported).")
@@ -167,9 +174,13 @@ def _apply_policy(bag: Bag, clocks: Iterable[StreamClock], policy: ClockPolicy, 
 
 def _span(seconds: float) -> str:
     """A signed duration in words: '10.6 years before', '0.120 s after'."""
-    side = "before" if seconds < 0 else "after"
+    return f"{duration_words(seconds)} {'before' if seconds < 0 else 'after'}"
+
+
+def duration_words(seconds: float) -> str:
+    """An unsigned duration in words: '10.6 years', '3.0 days', '0.120 s'."""
     s = abs(seconds)
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
         if s >= size:
-            return f"{s / size:.1f} {unit} {side}"
-    return f"{s:.3f} s {side}"
+            return f"{s / size:.1f} {unit}"
+    return f"{s:.3f} s"

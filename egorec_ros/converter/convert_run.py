@@ -23,9 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from egorec_ros.assembly.counts import judged
 from egorec_ros.converter.bag_plan import BagPlan, SplitRule, plan_bag
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome
-from egorec_ros.converter.failures import CONVERSION_ERRORS
+from egorec_ros.converter.failures import CONVERSION_ERRORS, DuplicateBagError
 from egorec_ros.converter.interrupts import interrupts_deferred
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
@@ -61,8 +62,7 @@ class BagResult:
             for sid, kinds in o.drops.items():
                 drops[sid].update(kinds)
         if drops:
-            out.append("  drops: " + "; ".join(f"{sid} " + ", ".join(f"{k} {n}" for k, n in kinds.items())
-                                               for sid, kinds in sorted(drops.items())))
+            out.append("  drops: " + "; ".join(f"{sid} {judged(kinds)}" for sid, kinds in sorted(drops.items())))
         out += [f"  {line}" for line in dict.fromkeys(line for _, o in self.episodes for line in o.lines)]
         if self.plan is not None:
             out += [f"  {line}" for line in (*_condensed(self.plan.skipped), *self.plan.notes)]
@@ -99,11 +99,18 @@ def convert_bags(bags: Sequence[str | Path], settings: ConvertSettings, *, out: 
                  progress: bool | None = None,
                  on_episode: Callable[[int, EpisodeOutcome], object] | None = None) -> RunResult:
     """Convert ``bags`` into ``out/settings.task``; see the module docstring. ``progress``:
-    None shows bars when stderr is a terminal. ``on_episode(number, outcome)`` is called
+    None: a bar per bag when stderr is a terminal, else a plain line every 10 s; False: none.
+    DuplicateBagError when a bag is given twice. ``on_episode(number, outcome)`` is called
     after each commit."""
+    refuse_duplicates(bags)
     task_dir = Path(out) / settings.task
     result = RunResult(task_dir, [BagResult(str(b)) for b in bags])
-    _run(result, settings, out, rule, parallel, keep_going, progress, on_episode)
+    created = _missing_folders(task_dir)
+    try:
+        _run(result, settings, out, rule, parallel, keep_going, progress, on_episode)
+    finally:
+        if created and not result.episodes:
+            _remove_created(created)
     return result
 
 
@@ -122,7 +129,8 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                     return
         with WorkDir(out) as work:
             jobs, owner = _jobs(result.bags, writer, work, remote=parallel.ray)
-            bars = RunProgress(jobs, {j.bag: owner[j.order].plan.messages for j in jobs}, enabled=progress)
+            bars = RunProgress(jobs, {j.bag: owner[j.order].plan.messages for j in jobs}, fps=settings.rig.fps,
+                               enabled=progress)
             runner = _runner(settings, parallel, work, bars.advance)
             try:
                 for job in jobs:
@@ -144,6 +152,47 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
             finally:
                 runner.close()
                 bars.close()
+
+
+def refuse_duplicates(bags: Sequence[str | Path]) -> None:
+    """DuplicateBagError when two arguments are one bag: ``./a``, ``a/``, a symlink to it, or a
+    rosbag2 folder and one of its storage files would convert the same messages twice."""
+    seen: dict[Path, str | Path] = {}
+    for bag in bags:
+        files = _storage_files(Path(bag))
+        for file in files:
+            if file in seen:
+                raise DuplicateBagError(
+                    f"the same bag is given twice: {seen[file]} and {bag} (both are {file}); remove one of them: "
+                    "converting a bag twice would make two identical episodes")
+        seen.update(dict.fromkeys(files, bag))
+
+
+def _storage_files(path: Path) -> set[Path]:
+    """What a bag argument reads, with symlinks and relative parts resolved."""
+    path = path.resolve()
+    try:
+        files = {f.resolve() for f in path.iterdir() if f.suffix in (".db3", ".mcap")} if path.is_dir() else set()
+    except OSError:           # unreadable: opening it will say so
+        files = set()
+    return files or {path}
+
+
+def _missing_folders(task_dir: Path) -> list[Path]:
+    """The task dir and those of its parents (the output root ...) that do not exist yet."""
+    return [p for p in (task_dir, *task_dir.parents) if not p.exists()]
+
+
+def _remove_created(created: list[Path]) -> None:
+    """Remove the output folders this run created but put no episode in (the task writer has
+    already discarded the unused task dir itself), innermost first."""
+    for folder in created:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:        # not empty: something else is in it, keep it
+            return
 
 
 def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, *,

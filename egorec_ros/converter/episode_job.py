@@ -27,6 +27,7 @@ from egorec_ros.converter.clocks import ClockPolicy
 from egorec_ros.converter.episode_clock import episode_clock, episode_offset, read_window
 from egorec_ros.converter.failures import CONVERSION_ERRORS, NoRowsError
 from egorec_ros.converter.frame_watch import FrameWatch
+from egorec_ros.converter.gap_guard import DEFAULT_MAX_GAP_S, GapGuard
 from egorec_ros.converter.plan import TopicPlan, plan_topics
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.samples import ProgressFn, iter_samples
@@ -50,6 +51,11 @@ class ConvertSettings:
     policy: ClockPolicy = ClockPolicy()
     assembly: AssemblyConfig = AssemblyConfig()
     bad_frames: int = 0                         # invalid frames tolerated per stream and episode
+    max_gap_s: float = DEFAULT_MAX_GAP_S        # a longer silence of the master camera ends the episode
+
+    def __post_init__(self) -> None:
+        if not self.max_gap_s > 0:
+            raise ValueError(f"--max-gap must be positive, got {self.max_gap_s:g} s")
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class EpisodeOutcome:
     staged: str | None = None                   # finished staging folder, ready for adopt()
     rows: int = 0
     messages: int = 0                           # bag messages read
-    drops: dict[str, dict[str, int]] = field(default_factory=dict)   # stream -> kind -> count
+    drops: dict[str, dict[str, int]] = field(default_factory=dict)   # stream with problems -> its counts
     lines: list[str] = field(default_factory=list)                    # clock notes, odd stamps, bad frames
     error: str | None = None
 
@@ -108,28 +114,31 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     clock = episode_clock(job.window, offset, _first_frame(bag, plan, job.window), horizon, cut=job.cut)
     rig = with_bag_calibration(settings.rig, bag, job.window, outcome.lines)
     watch = FrameWatch(rig, settings.bad_frames)
+    guard = GapGuard(rig, settings.max_gap_s, bag.when)
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
+    clock_lines = ([clock.describe()] if clock.offset_ns else []) + _clock_lines(report)
     work = Path(job.work_dir)
     with TaskWriter(work, task_name=settings.task, codec=settings.codec,
                     depth_container=settings.depth_container) as writer:
         if job.tasks_jsonl is not None:
             writer.seed_tasks(job.tasks_jsonl)
         result, assembly = record_samples(
-            writer, rig, watch.watch(clock.arrivals(samples)), start_ns=clock.start_ns, stop_ns=clock.stop_ns,
+            writer, rig, watch.watch(clock.arrivals(guard.watch(samples))), start_ns=clock.start_ns,
+            stop_ns=clock.stop_ns,
             task=settings.task, config=config, created_at=job.window.start_ns / 1e9, number=job.number,
-            commit=False)
+            commit=False, notes=clock_lines + report.notes)
     watch.check(final=True)
     outcome.messages = report.messages
-    if clock.offset_ns:
-        outcome.lines.append(clock.describe())
     # ReadReport.lines(): a header and a line per stream (replaced by _clock_lines), then the findings
-    outcome.lines += _clock_lines(report) + report.lines()[1 + len(report.samples):] + watch.lines()
+    outcome.lines += clock_lines + report.lines()[1 + len(report.samples):] + watch.lines()
+    if guard.note:
+        outcome.lines.append(guard.note)
     if result is None:
         topics = {r.stream.id: r.topic for r in plan.all_routes}
         raise NoRowsError(_no_rows(bag, job.window, assembly, settings.assembly.latency_ms,
                                    _delays(rig, report, clock.offset_ns), topics))
     outcome.staged, outcome.rows = str(result.staged), result.rows
-    outcome.drops = {sid: p for sid, c in assembly.streams.items() if (p := problems(c))}
+    outcome.drops = {sid: c for sid, c in assembly.streams.items() if problems(c)}
     if assembly.missing_streams:
         outcome.lines.append(f"video streams left out (no frame at the episode start): "
                              f"{', '.join(assembly.missing_streams)}")

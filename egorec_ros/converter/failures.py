@@ -21,6 +21,10 @@ class NoRowsError(UserError, ValueError):
     """An episode window in which not one row could be built."""
 
 
+class DuplicateBagError(UserError, ValueError):
+    """The same bag given twice in one run (it would make two identical episodes)."""
+
+
 class SharedFilesystemError(UserError, RuntimeError):
     """A Ray worker cannot see the output folder the driver created."""
 

@@ -53,7 +53,7 @@ def plan_topics(bag: Bag, streams: Iterable[StreamSpec]) -> TopicPlan:
     missing = []
     for spec in streams:
         stamp_option(spec)
-        info = bag.topics.get(spec.topic) if spec.topic else None
+        info = bag.find(spec.topic) if spec.topic else None
         if info is None:
             missing.append(spec)
             continue

@@ -26,7 +26,7 @@ from typing import Protocol
 
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome, convert_episode
 
-OnProgress = Callable[[int, int], object]
+OnProgress = Callable[[int, int, int], object]     # (job order, messages read since last call, bag time)
 POLL_S = 0.1
 PROGRESS_EVERY_S = 0.25
 
@@ -50,7 +50,8 @@ class SerialRunner:
         self._jobs[job.order] = job
 
     def outcome(self, order: int) -> EpisodeOutcome:
-        return convert_episode(self._jobs.pop(order), self._settings, lambda n: self._on_progress(order, n))
+        return convert_episode(self._jobs.pop(order), self._settings,
+                               lambda n, log_ns: self._on_progress(order, n, log_ns))
 
     def close(self) -> None:
         self._jobs.clear()
@@ -63,21 +64,21 @@ class QueueProgress:
         self._events, self._order = events, order
         self._pending, self._last = 0, time.monotonic()
 
-    def __call__(self, n: int) -> None:
+    def __call__(self, n: int, log_ns: int) -> None:
         self._pending += n
         now = time.monotonic()
         if now - self._last >= PROGRESS_EVERY_S:
-            self._events.put((self._order, self._pending))
+            self._events.put((self._order, self._pending, log_ns))
             self._pending, self._last = 0, now
 
 
 def drain(events, on_progress: OnProgress, empty: type[Exception] = queue.Empty) -> None:
     while True:
         try:
-            order, n = events.get_nowait()
+            order, n, log_ns = events.get_nowait()
         except empty:
             return
-        on_progress(order, n)
+        on_progress(order, n, log_ns)
 
 
 _events = None      # the progress queue of a worker process, set by its initializer

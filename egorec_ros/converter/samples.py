@@ -19,7 +19,7 @@ from egorec_ros.converter.plan import TopicPlan
 from egorec_ros.converter.report import ReadReport
 from egorec_ros.converter.split import EpisodeWindow
 
-ProgressFn = Callable[[int], object]      # called with the number of messages read since the last call
+ProgressFn = Callable[[int, int], object]   # (messages read since the last call, bag time of the last one)
 _PROGRESS_EVERY = 64
 
 
@@ -70,7 +70,7 @@ def _samples(bag: Bag, plan: TopicPlan, start: int | None, stop: int | None, clo
             yield Sample(spec.id, stamp, raw.log_ns, payload, clock.raw_stamp(header))
         pending += 1
         if progress is not None and pending >= _PROGRESS_EVERY:
-            progress(pending)
+            progress(pending, raw.log_ns)
             pending = 0
     if progress is not None and pending:
-        progress(pending)
+        progress(pending, last_log)

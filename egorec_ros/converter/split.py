@@ -81,7 +81,7 @@ def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float]], *, origin: str 
 def split_by_marker(bag: Bag, topic: str, *, start_words: Sequence[str] = ("start",),
                     stop_words: Sequence[str] = ("stop",)) -> list[EpisodeWindow]:
     """Windows between start and stop markers (see module docstring)."""
-    info = bag.topics.get(topic)
+    info = bag.find(topic)
     if info is None:
         raise StreamMappingError(f"{bag.path}: marker topic {topic} is not in the bag")
     if info.msgtype not in (BOOL, STRING):
@@ -91,7 +91,7 @@ def split_by_marker(bag: Bag, topic: str, *, start_words: Sequence[str] = ("star
     stops = {w.strip().lower() for w in stop_words}
     windows = []
     opened: int | None = None
-    for raw in bag.messages([topic]):
+    for raw in bag.messages([info.topic]):
         data = bag.decode(raw).data
         if info.msgtype == BOOL:
             recording: bool | None = bool(data)

@@ -23,12 +23,12 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from egorec_ros.bags.bagfile import Bag, TopicInfo
+from egorec_ros.bags.bagfile import Bag, TopicInfo, normal_topic
 from egorec_ros.converter.calibration import DEPTH_SCALE_M_PER_MM
+from egorec_ros.messages.context import MessageContext
 from egorec_ros.messages.errors import FrameError
 from egorec_ros.messages.payloads import forces, gloves, images, imu, poses
 from egorec_ros.messages.payloads.camera_info import CAMERA_INFO, camera_calibration, camera_info_topic
-from egorec_ros.messages.context import MessageContext
 from egorec_ros.rig.compile import MAX_UVC, RigError, compile_rig
 
 _IMAGE_TYPES = (images.IMAGE, images.COMPRESSED_IMAGE)
@@ -145,18 +145,34 @@ def _camera_device(kind: str, streams: dict, main: _Camera, bag: Bag, used: set[
     if info_topic:
         used.add(info_topic)
         info = bag.decode(bag.first(info_topic))
-        fps = round(main.count / max(bag.end_ns - bag.start_ns, 1) * 1e9, 1)
+        fps = _message_rate(bag, main.topic)
         dev["calibration"] = camera_calibration(info, name=main.topic.strip("/").replace("/", "_"), fps=fps,
                                                 depth_scale=DEPTH_SCALE_M_PER_MM if "depth" in streams else None)
     return dev
+
+
+def _message_rate(bag: Bag, topic: str, sample: int = 100) -> float:
+    """Messages per second of one topic, from the span of its first ``sample`` messages (not the
+    whole bag's duration: other topics may run longer)."""
+    times = []
+    messages = bag.messages([topic])
+    try:
+        for raw in messages:
+            times.append(raw.log_ns)
+            if len(times) >= sample:
+                break
+    finally:
+        messages.close()
+    span = times[-1] - times[0] if len(times) > 1 else 0
+    return round((len(times) - 1) / span * 1e9, 1) if span > 0 else 0.0
 
 
 def _camera_info_topic(bag: Bag, image_topic: str) -> str | None:
     """The topic conversion will take (image_transport convention), else the CameraInfo
     topic sharing the longest prefix with the image topic."""
     candidates = [t for t, i in bag.topics.items() if i.msgtype == CAMERA_INFO and i.decodable and i.count]
-    if camera_info_topic(image_topic) in candidates:
-        return camera_info_topic(image_topic)
+    if (info := bag.find(camera_info_topic(image_topic))) is not None and info.topic in candidates:
+        return info.topic
     best = max(candidates, key=lambda t: _shared_prefix(t, image_topic), default=None)
     return best if best and _shared_prefix(best, image_topic) > 0 else None
 
@@ -228,13 +244,13 @@ def _by_side(infos: list[TopicInfo]) -> list[TopicInfo]:
 
 
 def _root(topic: str) -> str:
-    parts = PurePosixPath(topic).parts
-    return "/".join(parts[:2]) if len(parts) > 2 else "/"
+    parts = PurePosixPath(normal_topic(topic)).parts
+    return "/" + parts[1] if len(parts) > 2 else "/"
 
 
 def _shared_prefix(a: str, b: str) -> int:
     n = 0
-    for x, y in zip(PurePosixPath(a).parts[1:], PurePosixPath(b).parts[1:]):
+    for x, y in zip(PurePosixPath(normal_topic(a)).parts[1:], PurePosixPath(normal_topic(b)).parts[1:]):
         if x != y:
             break
         n += 1
@@ -246,7 +262,7 @@ def _shared_prefix(a: str, b: str) -> int:
 def _render(bag: Bag, doc: dict, used: set[str], todo: list[str], notes: list[str]) -> str:
     head = [f"# Rig suggested from {bag.path} by `egorec convert --suggest-rig`.",
             "# Check device kinds, keys, names and sizes before recording or converting with it."]
-    head += [f"# TODO: {line}" for line in todo] + [f"# NOTE: {line}" for line in notes]
+    head += [_comment(f"TODO: {line}") for line in todo] + [_comment(f"NOTE: {line}") for line in notes]
     body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=None, width=120)
     tail = []
     for info in bag.topics.values():
@@ -254,7 +270,13 @@ def _render(bag: Bag, doc: dict, used: set[str], todo: list[str], notes: list[st
             continue
         why = (f": {info.problem}" if info.problem else ": needs `child_frame` to pick the transform"
                if info.msgtype == poses.TF_MESSAGE else "")
-        tail.append(f"#   {info.topic} ({info.msgtype}, {info.count} messages){why}")
+        tail.append(_comment(f"  {info.topic} ({info.msgtype}, {info.count} messages){why}"))
     if tail:
         tail.insert(0, "# Topics not mapped:")
     return "\n".join(head) + "\n" + body + ("\n".join(tail) + "\n" if tail else "")
+
+
+def _comment(text: str) -> str:
+    """``text`` as YAML comment lines: a multi-line error text (a definition parser's) must not
+    break the file."""
+    return "\n".join(f"# {line}".rstrip() for line in text.splitlines() or [""])

@@ -20,7 +20,7 @@ switch interval is 0.5 ms while an episode is replayed.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
@@ -36,11 +36,12 @@ GIL_SWITCH_S = 0.0005       # how long a thread may hold the GIL while encoder t
 def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, start_ns: int, stop_ns: int,
                    task: str | None = None, config: AssemblyConfig = AssemblyConfig(),
                    created_at: float | None = None, number: int | None = None,
-                   commit: bool = True) -> tuple[EpisodeResult | None, AssemblyReport]:
+                   commit: bool = True, notes: Sequence[str] = ()) -> tuple[EpisodeResult | None, AssemblyReport]:
     """One episode from ``samples`` (in arrival order) between start_ns and stop_ns.
 
     ``number`` forces the episode number and ``commit=False`` leaves the finished episode
-    staged (``TaskWriter.adopt`` commits it elsewhere): what conversion workers do.
+    staged (``TaskWriter.adopt`` commits it elsewhere): what conversion workers do. ``notes``
+    (the converter's clock decisions) are kept in drop_stats["notes"] for reports.
     Memory stays bounded however fast samples come: the writer's encoder queues and row
     sink queue are bounded, so appending waits for them (back-pressure).
     Returns (None, report) if no row could be built (e.g. no video stream ever delivered);
@@ -70,7 +71,10 @@ def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, s
         if report.rows == 0:
             output.episode.abort()
             return None, report
-        return output.episode.end(report.drop_stats(), commit=commit), report
+        stats = report.drop_stats()
+        if notes:
+            stats["notes"] = list(notes)
+        return output.episode.end(stats, commit=commit), report
 
 
 @contextmanager

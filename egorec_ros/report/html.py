@@ -8,19 +8,23 @@ from pathlib import Path
 
 import numpy as np
 
-from egorec_ros.assembly.counts import PROBLEMS
+from egorec_ros.assembly.counts import HIGH_SHARE, MEANINGS, PROBLEMS, high, problem_shares
 from egorec_ros.dataset import Episode, open_task
 from egorec_ros.layout import atomic
 from egorec_ros.report.damage import damage, row_or_default
 from egorec_ros.report.svg import line_chart
 from egorec_ros.report.thumbnails import thumbnail_png
 
-COUNT_KEYS = ("received", "used", "repeated", "skipped", "superseded", "late", "invalid", "outside")
+COUNT_KEYS = tuple(MEANINGS)
 STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;font-size:12px;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
-th{background:#f4f4f4}td.name{text-align:left}td.bad{background:#fde2e1}.thumbs img{margin:2px;border:1px solid #ccc}
+th{background:#f4f4f4}td.name{text-align:left}td.warn{background:#fff4d6}td.bad{background:#fde2e1}
+.thumbs img{margin:2px;border:1px solid #ccc}
 .thumbs figure{display:inline-block;margin:0 6px 6px 0;font-size:11px}section{border-top:2px solid #eee;margin-top:1.5em}
-.empty{color:#999;font-size:12px}.damaged{color:#b00020;font-weight:bold}"""
+.empty{color:#999;font-size:12px}.damaged{color:#b00020;font-weight:bold}
+.banner{background:#fde2e1;border:1px solid #e0a0a0;padding:.5em 1em;margin:.5em 0}
+.banner ul{margin:.2em 0}dl.help{font-size:12px;display:grid;grid-template-columns:max-content auto;gap:2px 12px}
+dl.help dt{font-weight:600}dl.help dd{margin:0}ul.notes{font-size:12px;color:#444}svg{margin:0 8px 8px 0}"""
 
 
 def write_report(task_dir: str | Path, out: str | Path, *, max_episodes: int = 50) -> Path:
@@ -30,11 +34,12 @@ def write_report(task_dir: str | Path, out: str | Path, *, max_episodes: int = 5
             f"{len(task)} episodes (numbers used: {info.get('total_episodes')}), {info.get('fps')} fps, "
             f"{len(info.get('features', {}))} features, videos: "
             f"{escape(', '.join(f'{k}.{e}' for k, e in info.get('video_extensions', {}).items()))}</p>")
-    sections = [_episode_section(ep) for ep in task.episodes[:max_episodes]]
+    shown = task.episodes[:max_episodes]
+    sections = [_episode_section(ep) for ep in shown]
     if len(task) > max_episodes:
         sections.append(f"<p>… {len(task) - max_episodes} more episodes not shown</p>")
     page = (f"<!doctype html><meta charset='utf-8'><title>{escape(str(info.get('task_name')))}</title>"
-            f"<style>{STYLE}</style>{head}{''.join(sections)}")
+            f"<style>{STYLE}</style>{head}{_banner(shown)}{_help()}{''.join(sections)}")
     out = Path(out)
     atomic.write_bytes(out, page.encode("utf-8"))
     return out
@@ -55,6 +60,10 @@ def _episode_section(ep: Episode) -> str:
     figures = "".join(_thumbnail(ep, k) for k in ep.video_keys)
     parts.append(f"<div class='thumbs'>{figures}</div>")
     parts.append(_drops_table(row["drop_stats"].get("streams", {})))
+    notes = row["drop_stats"].get("notes", [])
+    if notes:
+        parts.append("<p>conversion notes (clocks):</p><ul class='notes'>"
+                     + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     charts = [_trajectories(ep), _forces(ep)]
     parts.append("".join(c for c in charts if c))
     parts.append("</section>")
@@ -71,18 +80,45 @@ def _thumbnail(ep: Episode, key: str) -> str:
 
 def _damaged(text: str) -> str:
     return f"<p class='damaged'>damaged: {escape(text)}</p>"
+def _banner(episodes: list[Episode]) -> str:
+    """A warning at the top when a stream repeats or loses more than HIGH_SHARE of its rows/samples."""
+    items = [f"<li>episode {ep.index}: {escape(sid)} " + ", ".join(
+                 f"{kind} {100 * share:.1f} %" for kind, share in shares.items()) + "</li>"
+             for ep in episodes for sid, c in sorted(ep.row["drop_stats"].get("streams", {}).items())
+             if (shares := high(c))]
+    if not items:
+        return ""
+    return (f"<div class='banner'><b>⚠ Streams with more than {100 * HIGH_SHARE:g} % of their rows repeated or "
+            f"samples lost</b> (a device or the machine could not keep up, or the latency budget is too short; "
+            f"below {100 * HIGH_SHARE:g} % is the normal cost of timing jitter):<ul>{''.join(items)}</ul></div>")
+
+
+def _help() -> str:
+    """What the columns of the drop tables mean."""
+    rows = "".join(f"<dt>{k}</dt><dd>{escape(v)}</dd>" for k, v in MEANINGS.items())
+    return (f"<details><summary>How to read the drop tables</summary><p>Every sample a stream received is counted "
+            f"once as used, skipped, superseded, late, out_of_order, invalid, outside or excluded; repeated, "
+            f"delayed and restamped are facts about rows and samples already counted. Problem counts "
+            f"({', '.join(PROBLEMS)}) show their share: amber below {100 * HIGH_SHARE:g} % (normal), red above "
+            f"(worth a look).</p><dl class='help'>{rows}</dl></details>")
 
 
 def _drops_table(streams: dict) -> str:
     if not streams:
         return "<p class='empty'>no per-stream accounting in drop_stats</p>"
-    head = "".join(f"<th>{k}</th>" for k in COUNT_KEYS)
+    head = "".join(f"<th title='{escape(MEANINGS[k])}'>{k}</th>" for k in COUNT_KEYS)
     body = []
     for sid, c in sorted(streams.items()):
-        cells = "".join(f"<td class='{'bad' if k in PROBLEMS and c.get(k) else ''}'>{c.get(k, 0)}</td>"
-                        for k in COUNT_KEYS)
+        shares = problem_shares(c)
+        cells = "".join(_cell(c.get(k, 0), shares.get(k)) for k in COUNT_KEYS)
         body.append(f"<tr><td class='name'>{escape(sid)}</td>{cells}</tr>")
     return f"<table><tr><th>stream</th>{head}</tr>{''.join(body)}</table>"
+
+
+def _cell(count: int, share: float | None) -> str:
+    if share is None:
+        return f"<td>{count}</td>"
+    return f"<td class='{'bad' if share > HIGH_SHARE else 'warn'}'>{count} ({100 * share:.1f} %)</td>"
 
 
 def _trajectories(ep: Episode) -> str:

@@ -110,9 +110,11 @@ def test_progress_is_reported_per_bag_in_messages():
     with open_bag(BAGS / "tiny_svo.bag") as bag:
         plan = plan_topics(bag, TINY_SVO_RIG.streams.values())
         calls: list[int] = []
-        samples = list(iter_samples(bag, plan, progress=calls.append))
+        reached: list[int] = []
+        samples = list(iter_samples(bag, plan, progress=lambda n, log_ns: (calls.append(n), reached.append(log_ns))))
         assert sum(calls) == 87 == len(samples) == sum(bag.topics[t].count for t in plan.topics)
         assert len(calls) == 2                        # batched, not one call per message
+        assert reached[0] < reached[1] == max(s.arrival_ns for s in samples)     # with the bag time reached
 
 
 def test_aruco_compressed_jpeg_decodes_to_1280x960():

@@ -112,12 +112,13 @@ def test_nothing_recognisable_says_what_to_fill_in():
 
 @requires_public_bags
 def test_undecodable_camera_is_left_out_with_a_note():
-    with open_bag(BAGS / "rosbags_rs_test_bag_mcap") as bag:
+    with open_bag(BAGS / "rosbags_rs_test_bag_mcap") as bag:      # both its images are invalid on purpose
         suggestion = suggest_rig(bag)
-    assert suggestion.compiles, suggestion.todo
-    assert any("/test/sensor_msgs/compressed_image left out" in n for n in suggestion.notes)
-    assert "# NOTE: image topic /test/sensor_msgs/compressed_image left out" in suggestion.text
-    compile_rig(yaml.safe_load(suggestion.text))
+    assert suggestion.todo == ["no camera topic found: a rig needs at least one device; fill in `devices`"]
+    for topic in ("/test/sensor_msgs/compressed_image", "/test/sensor_msgs/image"):
+        assert any(f"{topic} left out" in n for n in suggestion.notes)
+        assert f"# NOTE: image topic {topic} left out" in suggestion.text
+    assert yaml.safe_load(suggestion.text)["devices"] == {}
 
 
 def test_odd_image_sizes_are_a_todo(tmp_path):

@@ -212,10 +212,11 @@ def _compressed_depth(f: CompressedFrame) -> np.ndarray:
 # ---- sizes (for rig suggestions) --------------------------------------------------------------
 
 def frame_size(msgtype: str, msg: Msg, ctx: MessageContext) -> tuple[int, int]:
-    """(width, height) of an Image (from its fields) or CompressedImage (decoded once)."""
-    if msgtype == IMAGE:
-        return int(msg.width), int(msg.height)
-    pixels = compressed_frame(msg, ctx, depth=is_depth_image(msgtype, msg)).array()
+    """(width, height) of an Image or CompressedImage, decoded once: FrameError when the
+    message does not decode as a frame (an Image whose data does not fit its fields)."""
+    depth = is_depth_image(msgtype, msg)
+    frame = image_frame(msg, ctx, depth=depth) if msgtype == IMAGE else compressed_frame(msg, ctx, depth=depth)
+    pixels = frame.array()
     return int(pixels.shape[1]), int(pixels.shape[0])
 
 
