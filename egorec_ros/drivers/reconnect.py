@@ -67,8 +67,12 @@ class DeviceLoop:
         self._thread.start()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 5.0, interrupt: Callable[[], object] | None = None) -> None:
+        """Stop and join; ``interrupt`` unblocks a session stuck in a read (kill the process,
+        close the socket) once the stop flag is set, so nothing is reopened after it."""
         self._stop.set()
+        if interrupt is not None:
+            interrupt()
         if self._thread is not None:
             self._thread.join(timeout)
 
