@@ -99,7 +99,7 @@ class Gripper:
                     data = read_some(port)
                     read_ns = clock.now_ns()
                     for line in lines.feed(data):
-                        self._line(line, read_ns)
+                        self.line(line, read_ns)
                     if not asked:
                         asked = True
                         threading.Thread(target=self._identify, args=(loop,), daemon=True).start()
@@ -134,7 +134,8 @@ class Gripper:
             return
         loop.opened(f"{self.config.port}: board {key}")
 
-    def _line(self, line: str, read_ns: int) -> None:
+    def line(self, line: str, read_ns: int) -> None:
+        """One line as read at ``read_ns``: a pending command's reply, or a STATE to publish."""
         pending = self._pending
         if pending is not None and line.startswith(pending.prefix):
             pending.reply = line

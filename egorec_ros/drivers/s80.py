@@ -27,7 +27,6 @@ from egorec_ros.drivers.s80_protocol import Record, RecordReader
 
 READ_CHUNK = 1 << 20
 IMU_NOT_INCREASING = "imu_not_increasing"
-DEPTH_FRAMES_DROPPED = "depth_decimated"    # not a fault: depth of dropped frames, counted for the record
 
 
 @dataclass(frozen=True)
@@ -72,9 +71,7 @@ class S80Decoder:
         stamp, dev = self._clock.stamp(r.left_ts, read_ns)
         self._take_imu(r.imu)
         if not self._decimator.keep(dev):
-            self.dropped += 1
-            if r.depth is not None:
-                self.health.drop(DEPTH_FRAMES_DROPPED)
+            self.dropped += 1               # decimated (with its depth), not a fault: not in health.bad
             return
         self.kept += 1
         t, fid = self.config.topics, self.config.frame_id
@@ -85,9 +82,9 @@ class S80Decoder:
             right_stamp = stamp + (r.right_ts - r.left_ts) * self.config.ts_tick_ns
             self._send(t.right, types[COMPRESSED_IMAGE](header=header(right_stamp, fid), format="jpeg",
                                                         data=np.frombuffer(r.right, np.uint8)))
-        if t.depth and r.depth is not None:
+        if t.depth and r.depth_shape is not None:
             depth_stamp = stamp + (r.depth_ts - r.left_ts) * self.config.ts_tick_ns
-            self._send(t.depth, image_message(store(), r.depth, header(depth_stamp, fid)))
+            self._send(t.depth, image_message(store(), r.depth_mm(), header(depth_stamp, fid)))
         self._flush_imu(stamp, r.left_ts)
 
     def _take_imu(self, imu: np.ndarray) -> None:

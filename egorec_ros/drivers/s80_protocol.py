@@ -39,7 +39,14 @@ class Record:
     right: bytes
     imu: np.ndarray               # structured IMU_DTYPE (n,)
     depth_ts: int = 0
-    depth: np.ndarray | None = None   # (h, w) uint16 mm, native order
+    depth_shape: tuple[int, int] | None = None     # (h, w) when the record has depth
+    depth_be: bytes = b""                         # big-endian u16 mm, converted only if the frame is kept
+
+    def depth_mm(self) -> np.ndarray | None:
+        """(h, w) uint16 mm in native order, or None."""
+        if self.depth_shape is None:
+            return None
+        return np.frombuffer(self.depth_be, ">u2").reshape(self.depth_shape).astype(np.uint16)
 
 
 class BadRecord(ValueError):
@@ -108,7 +115,7 @@ class RecordReader:
         self._need(buf, end)
         imu = np.frombuffer(buf[pos:end], IMU_DTYPE).copy()
         pos = end
-        depth_ts, depth = 0, None
+        depth_ts, depth_shape, depth_be = 0, None, b""
         if self.with_depth:
             dlen = self._u32(buf, pos)
             pos += 4
@@ -121,9 +128,9 @@ class RecordReader:
                     raise BadRecord(BAD_DEPTH_SIZE)
                 self._need(buf, pos + dlen)
                 px = pos + DEPTH_HEAD.size
-                depth = np.frombuffer(buf[px:pos + dlen], ">u2").astype(np.uint16).reshape(h, w)
+                depth_shape, depth_be = (h, w), bytes(buf[px:pos + dlen])
                 pos += dlen
-        return Record(left_ts, left, right_ts, right, imu, depth_ts, depth), pos
+        return Record(left_ts, left, right_ts, right, imu, depth_ts, depth_shape, depth_be), pos
 
     def _jpeg(self, buf: memoryview, pos: int) -> tuple[int, bytes, int]:
         self._need(buf, pos + IMAGE_HEAD.size)
