@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import struct
-import subprocess
 import sys
 import tempfile
 import threading

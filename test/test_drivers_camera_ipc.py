@@ -12,7 +12,7 @@ import numpy as np
 from drivers_fake_s80 import jpeg
 from drivers_support import Published, record, rig_with_camera, wait_for
 from egorec_ros.drivers import clock
-from egorec_ros.drivers.camera_ipc import HEADER, CameraIpc, CameraIpcConfig
+from egorec_ros.drivers.camera_ipc import CameraIpc, CameraIpcConfig
 from egorec_ros.drivers.health import DISCONNECTED, OK
 
 TOPIC = "/cam/image_raw"

@@ -5,6 +5,7 @@ checked bit-exactly and the output is recorded into a task that validates."""
 from __future__ import annotations
 
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -189,11 +190,14 @@ def test_recorded_glove_frames_make_a_valid_task(tmp_path):
     try:
         wait_for(lambda: all(d.health.status == OK for d in drivers), "both gloves")
         q = np.tile([16384, 0, 0, 0], (16, 1))
-        for k in range(45):                     # 0.75 s at 60 Hz
+        start = time.monotonic()
+        for k in range(45):                     # 0.75 s at 60 Hz, on a glove clock that runs in real time
+            time.sleep(max(0.0, start + k / 60 - time.monotonic()))
+            us = int((time.monotonic() - start) * 1e6)
             for n, dev in enumerate(devices.values()):
-                dev.write(frame(2, k, k * 16_667, imu_payload(q), flags=0xFFFF)
-                          + frame(3, k, k * 16_667 + 100, adc_payload(np.full(256, k + n))))
-            wait_for(lambda: published.count() == 2 * (k + 1), "frames")
+                dev.write(frame(2, k, us, imu_payload(q), flags=0xFFFF)
+                          + frame(3, k, us + 100, adc_payload(np.full(256, k + n))))
+        wait_for(lambda: published.count() == 2 * 45, "frames")
     finally:
         for d in drivers:
             d.stop()
@@ -203,6 +207,9 @@ def test_recorded_glove_frames_make_a_valid_task(tmp_path):
     from egorec_ros.dataset.task import open_task
     table = open_task(task).episode(result.number.index).read(["observation.left_glove",
                                                                "observation.right_glove_imu_valid"]).to_pydict()
-    left = np.asarray(table["observation.left_glove"][-1], dtype=np.float32)
-    assert left.size == 256 and np.all(left == left[0]) and 0 < left[0] < 45
-    assert all(np.all(np.asarray(v) == 1) for v in table["observation.right_glove_imu_valid"] if len(v))
+    left = np.array(table["observation.left_glove"], dtype=np.float32)   # a row without a new sample: zeros
+    assert left.shape[1] == 256 and np.all(left == left[:, :1]), "each row one frame of the glove"
+    sent = left[left[:, 0] > 0, 0]
+    assert len(sent) and np.all(np.diff(sent) > 0) and set(sent) <= set(range(1, 45))
+    valid = np.array(table["observation.right_glove_imu_valid"]).sum(axis=1)
+    assert set(valid) <= {0.0, 16.0} and 16.0 in valid, "all 16 IMUs valid in a row with a sample"

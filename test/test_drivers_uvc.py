@@ -8,7 +8,6 @@ from fractions import Fraction
 
 import av
 import numpy as np
-import pytest
 
 from drivers_support import Published, record, rig_with_camera, wait_for
 from egorec_ros.drivers import clock

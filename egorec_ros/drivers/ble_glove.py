@@ -17,7 +17,7 @@ from egorec_ros.drivers.ble_glove_protocol import NOTIFY_UUID, FrameReader
 from egorec_ros.drivers.glove_seats import GloveSeats
 from egorec_ros.drivers.health import Health
 from egorec_ros.drivers.publish import Publish, header, store
-from egorec_ros.drivers.reconnect import Backoff, DeviceLoop
+from egorec_ros.drivers.reconnect import Backoff, DeviceLoop, Driver
 
 RECONNECT_S = 3.0
 CONNECT_TIMEOUT_S = 10.0
@@ -56,7 +56,7 @@ class BleGloveDecoder:
             self.health.sent()
 
 
-class BleGlove:
+class BleGlove(Driver):
     def __init__(self, config: BleGloveConfig, publish: Publish, seats: GloveSeats, on_status=None,
                  client_factory: Callable[..., object] = _bleak_client) -> None:
         self.config = config
@@ -67,12 +67,8 @@ class BleGlove:
         self.decoder = BleGloveDecoder(config.topic, self.health, publish, config.frame_id)
         self.loop = DeviceLoop(config.device_key, self._session, self.health, Backoff(RECONNECT_S, RECONNECT_S))
 
-    def start(self) -> "BleGlove":
-        self.loop.start()
-        return self
-
     def stop(self) -> None:
-        self.loop.stop()
+        super().stop()
         self._seats.release(self.config.device_key)
 
     def _session(self, loop: DeviceLoop) -> None:

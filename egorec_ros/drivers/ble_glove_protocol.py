@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from egorec_ros.drivers.sync import skip_to_marker
+
 NOTIFY_UUID = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"
 START = b"\xaa\x55"
 TRAILER = b"\xfb\x03"
@@ -57,17 +59,9 @@ class FrameReader:
             self._first_ns = read_ns
         buf += data
         while True:
-            start = buf.find(START)
-            if start < 0:
-                keep = 1 if buf[-1:] == START[:1] else 0
-                if len(buf) - keep:
-                    self._bad(JUNK_BYTES, len(buf) - keep)
-                del buf[:len(buf) - keep]
+            if not skip_to_marker(buf, START, self._bad, JUNK_BYTES):
                 self._first_ns = None
                 return
-            if start:
-                self._bad(JUNK_BYTES, start)
-                del buf[:start]
             if len(buf) < FRAME:
                 return
             frame = bytes(buf[:FRAME])

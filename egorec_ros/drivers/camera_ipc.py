@@ -19,7 +19,7 @@ from egorec_ros.converter.payloads.images import COMPRESSED_IMAGE
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.health import Health
 from egorec_ros.drivers.publish import Publish, header, store
-from egorec_ros.drivers.reconnect import DeviceLoop
+from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 
 HEADER = struct.Struct("<IHHIIIII4xQ")
 MAGIC = 0x4B535146
@@ -115,19 +115,12 @@ class CameraIpcDecoder:
         del self._buf[:skip]
 
 
-class CameraIpc:
+class CameraIpc(Driver):
     def __init__(self, config: CameraIpcConfig, publish: Publish, on_status=None) -> None:
         self.config = config
         self.health = Health(config.key or config.socket_path, on_status)
         self.decoder = CameraIpcDecoder(config.topic, self.health, publish, config.frame_id)
         self.loop = DeviceLoop(config.key or config.socket_path, self._session, self.health)
-
-    def start(self) -> "CameraIpc":
-        self.loop.start()
-        return self
-
-    def stop(self) -> None:
-        self.loop.stop()
 
     def _session(self, loop: DeviceLoop) -> None:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:

@@ -51,8 +51,9 @@ class DeviceClock:
     Each reading is received some transfer delay after the device stamped it; the smallest
     observed (host read − device time) is the delay-free offset, so a stamp is the device
     time plus that offset: jitter of USB/serial reads does not reach the stamps. The offset
-    may rise by ``drift_ppm`` of elapsed time (the two crystals drift apart), and a stamp is
-    never later than its read. ``wrap`` is the counter's modulus (u32 µs: 2**32).
+    may rise by ``drift_ppm`` of elapsed time (the two crystals drift apart), a stamp is
+    never later than its read, and stamps strictly increase (when a faster read lowers the
+    offset, stamps wait for the device time to catch up instead of stepping back). ``wrap`` is the counter's modulus (u32 µs: 2**32).
     """
 
     def __init__(self, tick_ns: int, wrap: int | None = None, drift_ppm: float = 200.0) -> None:
@@ -67,6 +68,7 @@ class DeviceClock:
         self._unwrapped = 0
         self._offset: int | None = None
         self._offset_at = 0
+        self._last_stamp = 0
 
     def device_ns(self, raw: int) -> int:
         """The counter unwrapped, in ns since the device's counter origin."""
@@ -90,4 +92,6 @@ class DeviceClock:
                 self._offset, self._offset_at = seen, dev
             else:
                 self._offset, self._offset_at = allowed, dev
-        return min(dev + self._offset, read_host_ns), dev
+        stamp = max(min(dev + self._offset, read_host_ns), self._last_stamp + 1)
+        self._last_stamp = stamp
+        return stamp, dev

@@ -17,10 +17,10 @@ import numpy as np
 from egorec_ros.converter.payloads.forces import gripper_state_message
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.gripper_protocol import (COMMANDS, HANDSHAKE, SERIAL_REPLY, STATE_PREFIX, BAD_LINE,
-                                                 BAD_REPLY, BadLine, GripLatch, LineSplitter, encode, parse_state)
-from egorec_ros.drivers.health import OK, Health
+                                                 BAD_REPLY, GripLatch, LineSplitter, encode, parse_state)
+from egorec_ros.drivers.health import OK, BadFrame, Health
 from egorec_ros.drivers.publish import Publish, header, store
-from egorec_ros.drivers.reconnect import DeviceLoop
+from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 from egorec_ros.drivers.serial_link import open_serial, read_some
 from egorec_ros.drivers.tactile import TactileForces
 
@@ -36,10 +36,6 @@ class NoHandshake(TimeoutError):
     """The port opened but nothing answered ``?`` with a STATE line (an OSError: the loop retries)."""
 
 
-class WrongDevice(ConnectionError):
-    """The board's serial is not the rig's key: reported, and the port left alone."""
-
-
 @dataclass(frozen=True)
 class GripperConfig:
     port: str
@@ -53,7 +49,7 @@ class _Pending:
         self.prefix, self.reply, self.done = prefix, "", threading.Event()
 
 
-class Gripper:
+class Gripper(Driver):
     def __init__(self, config: GripperConfig, publish: Publish, tactile: TactileForces | None = None,
                  on_status=None) -> None:
         self.config, self._publish = config, publish
@@ -65,13 +61,6 @@ class Gripper:
         self._port = None
         self._write_lock = threading.Lock()
         self._pending: _Pending | None = None
-
-    def start(self) -> "Gripper":
-        self.loop.start()
-        return self
-
-    def stop(self) -> None:
-        self.loop.stop()
 
     def command(self, name: str, timeout: float = REPLY_TIMEOUT_S) -> str:
         """Send a board command (``COMMANDS``) and return its reply line; TimeoutError if none."""
@@ -148,7 +137,7 @@ class Gripper:
             return
         try:
             state = parse_state(line)
-        except BadLine as exc:
+        except BadFrame as exc:
             self.health.drop(exc.reason)
             return
         if self.health.status != OK:

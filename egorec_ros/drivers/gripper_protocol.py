@@ -15,6 +15,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from egorec_ros.drivers.health import BadFrame
+
 HANDSHAKE = "?"
 STATE_PREFIX = "STATE"
 COMMANDS = {"QF": "FAYS_SERIAL:", "C": "OK CONNECT", "I": "OK INIT", "F": "OK READY", "S": "OK START",
@@ -49,22 +51,16 @@ class State:
     raw: int
 
 
-class BadLine(ValueError):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-
-
 def parse_state(line: str) -> State:
-    """A STATE line -> State; BadLine(reason) when a field is missing or out of range."""
+    """A STATE line -> State; BadFrame(reason) when a field is missing or out of range."""
     fields = {k.upper(): v for k, v in _TOKEN.findall(line[len(STATE_PREFIX):])}
     try:
         st, pct = int(fields["ST"]), float(fields["PCT"])
         grip, raw = int(float(fields.get("GRIP", "0"))), int(float(fields.get("RAW", "0")))
     except (KeyError, ValueError) as exc:
-        raise BadLine(BAD_STATE, f"STATE line {line!r}: {exc}") from None
+        raise BadFrame(BAD_STATE, f"STATE line {line!r}: {exc}") from None
     if not math.isfinite(pct) or not PCT_RANGE[0] <= pct <= PCT_RANGE[1] or not 0 <= raw < 1 << 14:
-        raise BadLine(BAD_RANGE, f"STATE line {line!r}: PCT {pct} or RAW {raw} out of range")
+        raise BadFrame(BAD_RANGE, f"STATE line {line!r}: PCT {pct} or RAW {raw} out of range")
     return State(st, pct, grip, raw)
 
 

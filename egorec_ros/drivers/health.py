@@ -11,6 +11,14 @@ OK = "ok"
 DISCONNECTED = "disconnected"
 
 
+class BadFrame(ValueError):
+    """Bytes that do not make a valid frame; ``reason`` is the Health.bad counter it goes to."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(detail or reason)
+        self.reason = reason
+
+
 @dataclass
 class Health:
     """Thread-safe counters of one driver; ``on_status`` hears every status change."""

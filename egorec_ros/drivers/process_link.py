@@ -6,6 +6,10 @@ from __future__ import annotations
 import subprocess
 import threading
 from collections.abc import Sequence
+from typing import BinaryIO
+
+from egorec_ros.drivers.health import Health
+from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 
 TERMINATE_WAIT_S = 2.0
 
@@ -38,3 +42,32 @@ class ProcessLink:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class ProcessDriver(Driver):
+    """A driver whose device is a process: each session starts it and ``pump``s its stdout
+    into ``self.decoder`` (which has ``reset()``); the process ending is an unplug."""
+
+    decoder: object
+
+    def __init__(self, command: Sequence[str], name: str, on_status=None) -> None:
+        self.health = Health(name, on_status)
+        self.process = ProcessLink(command, name)
+        self.loop = DeviceLoop(name, self._session, self.health)
+
+    def pump(self, stdout: BinaryIO, loop: DeviceLoop) -> None:
+        raise NotImplementedError
+
+    def _interrupt(self) -> None:
+        self.process.terminate()
+
+    def _session(self, loop: DeviceLoop) -> None:
+        proc = self.process.start()
+        try:
+            self.decoder.reset()
+            loop.opened(f"{self.process.command[0]} pid {proc.pid}")
+            self.pump(proc.stdout, loop)
+            if not loop.stopping:
+                raise self.process.ended(proc)
+        finally:
+            self.process.terminate()

@@ -93,3 +93,19 @@ class DeviceLoop:
             if self._stop.wait(delay):
                 break
         self.health.disconnected("stopped")
+
+
+class Driver:
+    """start()/stop() of a driver whose device ``self.loop`` reads on its thread."""
+
+    loop: DeviceLoop
+
+    def start(self):
+        self.loop.start()
+        return self
+
+    def stop(self) -> None:
+        self.loop.stop(interrupt=self._interrupt)
+
+    def _interrupt(self) -> None:
+        """Unblock a session stuck in a read; by default reads time out by themselves."""

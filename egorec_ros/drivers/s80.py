@@ -20,7 +20,7 @@ from egorec_ros.converter.payloads.imu import imu_message
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.decimate import Decimator
 from egorec_ros.drivers.health import Health
-from egorec_ros.drivers.process_link import ProcessLink
+from egorec_ros.drivers.process_link import ProcessDriver
 from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop
 from egorec_ros.drivers.s80_protocol import Record, RecordReader
@@ -115,30 +115,15 @@ class S80Decoder:
         self.health.sent()
 
 
-class S80:
+class S80(ProcessDriver):
     def __init__(self, config: S80Config, publish: Publish, on_status=None) -> None:
+        super().__init__(config.command, config.name, on_status)
         self.config = config
-        self.health = Health(config.name, on_status)
         self.decoder = S80Decoder(config, self.health, publish)
-        self.process = ProcessLink(config.command, config.name)
-        self.loop = DeviceLoop(config.name, self._session, self.health)
 
-    def start(self) -> "S80":
-        self.loop.start()
-        return self
-
-    def stop(self) -> None:
-        self.loop.stop(interrupt=self.process.terminate)
-
-    def _session(self, loop: DeviceLoop) -> None:
-        proc = self.process.start()
-        try:
-            self.decoder.reset()
-            loop.opened(f"{self.config.command[0]} pid {proc.pid}")
-            while not loop.stopping:
-                data = proc.stdout.read(READ_CHUNK)
-                if not data:
-                    raise self.process.ended(proc)
-                self.decoder.feed(data, clock.now_ns())
-        finally:
-            self.process.terminate()
+    def pump(self, stdout, loop: DeviceLoop) -> None:
+        while not loop.stopping:
+            data = stdout.read(READ_CHUNK)
+            if not data:
+                return
+            self.decoder.feed(data, clock.now_ns())

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from egorec_ros.drivers.health import BadFrame
+
 U32 = struct.Struct(">I")
 IMAGE_HEAD = struct.Struct(">IQ")             # len, ts
 DEPTH_HEAD = struct.Struct(">QII")            # ts, w, h
@@ -47,12 +49,6 @@ class Record:
         if self.depth_shape is None:
             return None
         return np.frombuffer(self.depth_be, ">u2").reshape(self.depth_shape).astype(np.uint16)
-
-
-class BadRecord(ValueError):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class _Incomplete(Exception):
@@ -95,7 +91,7 @@ class RecordReader:
                     record, used = self._parse(view)
             except _Incomplete:
                 return
-            except BadRecord as exc:
+            except BadFrame as exc:
                 bad = exc.reason
             if bad is not None:            # outside the handler: its traceback holds the buffer view
                 self._bad(bad)
@@ -109,7 +105,7 @@ class RecordReader:
         right_ts, right, pos = self._jpeg(buf, pos)
         n = self._u32(buf, pos)
         if n > MAX_IMU:
-            raise BadRecord(BAD_IMU_COUNT)
+            raise BadFrame(BAD_IMU_COUNT)
         pos += 4
         end = pos + n * IMU_DTYPE.itemsize
         self._need(buf, end)
@@ -121,11 +117,11 @@ class RecordReader:
             pos += 4
             if dlen:
                 if dlen < DEPTH_HEAD.size:
-                    raise BadRecord(BAD_DEPTH_SIZE)
+                    raise BadFrame(BAD_DEPTH_SIZE)
                 self._need(buf, pos + DEPTH_HEAD.size)
                 depth_ts, w, h = DEPTH_HEAD.unpack_from(buf, pos)
                 if not (0 < w <= MAX_DEPTH_SIDE and 0 < h <= MAX_DEPTH_SIDE) or dlen != DEPTH_HEAD.size + 2 * w * h:
-                    raise BadRecord(BAD_DEPTH_SIZE)
+                    raise BadFrame(BAD_DEPTH_SIZE)
                 self._need(buf, pos + dlen)
                 px = pos + DEPTH_HEAD.size
                 depth_shape, depth_be = (h, w), bytes(buf[px:pos + dlen])
@@ -136,15 +132,15 @@ class RecordReader:
         self._need(buf, pos + IMAGE_HEAD.size)
         length, ts = IMAGE_HEAD.unpack_from(buf, pos)
         if not 4 <= length <= MAX_JPEG:
-            raise BadRecord(BAD_JPEG_LENGTH)
+            raise BadFrame(BAD_JPEG_LENGTH)
         start = pos + IMAGE_HEAD.size
         self._need(buf, start + 2)
         if buf[start:start + 2] != JPEG_SOI:
-            raise BadRecord(BAD_JPEG_MARKER)
+            raise BadFrame(BAD_JPEG_MARKER)
         end = start + length
         self._need(buf, end)
         if buf[end - 2:end] != JPEG_EOI:
-            raise BadRecord(BAD_JPEG_MARKER)
+            raise BadFrame(BAD_JPEG_MARKER)
         return ts, bytes(buf[start:end]), end
 
     @staticmethod

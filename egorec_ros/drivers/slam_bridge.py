@@ -20,7 +20,7 @@ import numpy as np
 from egorec_ros.converter.payloads.poses import slam_pose_message
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.health import Health
-from egorec_ros.drivers.process_link import ProcessLink
+from egorec_ros.drivers.process_link import ProcessDriver
 from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop
 
@@ -85,30 +85,14 @@ class SlamLineDecoder:
         self.health.sent()
 
 
-class SlamBridge:
+class SlamBridge(ProcessDriver):
     def __init__(self, config: SlamConfig, publish: Publish, on_status=None) -> None:
+        super().__init__(config.command, config.name, on_status)
         self.config = config
-        self.health = Health(config.name, on_status)
         self.decoder = SlamLineDecoder(config, self.health, publish)
-        self.process = ProcessLink(config.command, config.name)
-        self.loop = DeviceLoop(config.name, self._session, self.health)
 
-    def start(self) -> "SlamBridge":
-        self.loop.start()
-        return self
-
-    def stop(self) -> None:
-        self.loop.stop(interrupt=self.process.terminate)
-
-    def _session(self, loop: DeviceLoop) -> None:
-        proc = self.process.start()
-        try:
-            self.decoder.reset()
-            loop.opened(f"{self.config.command[0]} pid {proc.pid}")
-            for raw in proc.stdout:
-                self.decoder.line(raw.decode("utf-8", "replace"), clock.now_ns())
-                if loop.stopping:
-                    return
-            raise self.process.ended(proc)
-        finally:
-            self.process.terminate()
+    def pump(self, stdout, loop: DeviceLoop) -> None:
+        for raw in stdout:
+            self.decoder.line(raw.decode("utf-8", "replace"), clock.now_ns())
+            if loop.stopping:
+                return

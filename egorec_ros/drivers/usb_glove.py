@@ -11,16 +11,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-import numpy as np
 
 from egorec_ros.converter.payloads.gloves import glove_message
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.glove_seats import GloveSeats
-from egorec_ros.drivers.health import Health
+from egorec_ros.drivers.health import BadFrame, Health
 from egorec_ros.drivers.publish import Publish, header, store
-from egorec_ros.drivers.reconnect import DeviceLoop
+from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 from egorec_ros.drivers.serial_link import open_serial, read_some
-from egorec_ros.drivers.usb_glove_protocol import (TYPE_ADC, TYPE_IMU, TYPE_STATUS, BadPayload, Frame,
+from egorec_ros.drivers.usb_glove_protocol import (TYPE_ADC, TYPE_IMU, TYPE_STATUS, Frame,
                                                    FrameReader, ImuReading, decode_adc, decode_imu)
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ class UsbGloveDecoder:
                 self._imu = (dev_ns, decode_imu(frame))
                 return
             adc = decode_adc(frame) if frame.type == TYPE_ADC else None
-        except BadPayload as exc:
+        except BadFrame as exc:
             self.health.drop(exc.reason)
             return
         imu = self._imu[1] if self._imu and 0 <= dev_ns - self._imu[0] <= IMU_MAX_AGE_NS else None
@@ -90,7 +89,7 @@ class UsbGloveDecoder:
         self._last_seq[frame.type] = frame.seq
 
 
-class UsbGlove:
+class UsbGlove(Driver):
     """One USB glove: its seat (left/right) claimed at creation — a third glove raises
     GloveRefused here — then read, decoded and published on a thread with reconnects."""
 
@@ -102,12 +101,8 @@ class UsbGlove:
         self.decoder = UsbGloveDecoder(config.topic, self.health, publish, config.frame_id)
         self.loop = DeviceLoop(config.key, self._session, self.health)
 
-    def start(self) -> "UsbGlove":
-        self.loop.start()
-        return self
-
     def stop(self) -> None:
-        self.loop.stop()
+        super().stop()
         self._seats.release(self.config.key)
 
     def _session(self, loop: DeviceLoop) -> None:

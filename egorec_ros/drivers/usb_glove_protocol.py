@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from egorec_ros.drivers.health import BadFrame
+from egorec_ros.drivers.sync import skip_to_marker
+
 MAGIC = b"\xa5\x5a"
 HEADER = struct.Struct("<2s3BBIIHH")
 HEADER_SIZE = HEADER.size                      # 18
@@ -75,12 +78,6 @@ class AdcReading:
     scan_us: int
 
 
-class BadPayload(ValueError):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-
-
 def encode_frame(ftype: int, seq: int, device_us: int, payload: bytes, flags: int = 0,
                  firmware: tuple[int, int, int] = MIN_FIRMWARE) -> bytes:
     """A frame as the glove sends it (simulated devices, tests, benchmarks)."""
@@ -113,11 +110,11 @@ def decode_imu(frame: Frame) -> ImuReading:
 def decode_adc(frame: Frame) -> AdcReading:
     rows, cols, bits, order, scan_seq, scan_us = ADC_HEAD.unpack_from(frame.payload)
     if (rows, cols, bits) != (ROWS, COLS, ADC_BITS):
-        raise BadPayload(BAD_ADC_SHAPE, f"ADC frame {frame.seq}: rows={rows} cols={cols} bits={bits}, "
+        raise BadFrame(BAD_ADC_SHAPE, f"ADC frame {frame.seq}: rows={rows} cols={cols} bits={bits}, "
                                         f"expected {ROWS}x{COLS} {ADC_BITS}-bit")
     counts = np.frombuffer(frame.payload, dtype="<u2", offset=ADC_HEAD.size)
     if int(counts.max()) >= 1 << ADC_BITS:
-        raise BadPayload(BAD_ADC_RANGE, f"ADC frame {frame.seq}: value {int(counts.max())} is not {ADC_BITS}-bit")
+        raise BadFrame(BAD_ADC_RANGE, f"ADC frame {frame.seq}: value {int(counts.max())} is not {ADC_BITS}-bit")
     return AdcReading(counts.astype(np.float32).reshape(ROWS, COLS), order, scan_seq, scan_us)
 
 
@@ -134,17 +131,7 @@ class FrameReader:
     def feed(self, data: bytes) -> Iterator[Frame]:
         self._buf += data
         buf = self._buf
-        while True:
-            start = buf.find(MAGIC)
-            if start < 0:
-                keep = 1 if buf[-1:] == MAGIC[:1] else 0
-                if len(buf) - keep:
-                    self._bad(JUNK_BYTES, len(buf) - keep)
-                del buf[:len(buf) - keep]
-                return
-            if start:
-                self._bad(JUNK_BYTES, start)
-                del buf[:start]
+        while skip_to_marker(buf, MAGIC, self._bad, JUNK_BYTES):
             if len(buf) < HEADER_SIZE:
                 return
             _, major, minor, patch, ftype, seq, dev_us, length, flags = HEADER.unpack_from(buf)

@@ -19,7 +19,7 @@ from egorec_ros.converter.payloads.images import COMPRESSED_IMAGE, IMAGE, image_
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.health import Health
 from egorec_ros.drivers.publish import Publish, header, store
-from egorec_ros.drivers.reconnect import DeviceLoop
+from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 
 HOST_CLOCK_WINDOW_NS = 10_000_000_000       # a packet time this close to a host clock is on it
 PASS_THROUGH = {"mjpeg": "jpeg"}
@@ -49,19 +49,12 @@ def packet_host_ns(pts_ns: int | None, read_ns: int, read_mono_ns: int) -> int:
     return read_ns
 
 
-class Uvc:
+class Uvc(Driver):
     def __init__(self, config: UvcConfig, publish: Publish, on_status=None) -> None:
         self.config, self._publish = config, publish
         self.health = Health(config.key or config.source, on_status)
         self.loop = DeviceLoop(config.key or config.source, self._session, self.health)
         self.codec: str | None = None
-
-    def start(self) -> "Uvc":
-        self.loop.start()
-        return self
-
-    def stop(self) -> None:
-        self.loop.stop()
 
     def _session(self, loop: DeviceLoop) -> None:
         cfg = self.config
