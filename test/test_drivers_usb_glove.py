@@ -4,6 +4,7 @@ ADC values), is unplugged and plugged back; pyserial on our side; decoded values
 checked bit-exactly and the output is recorded into a task that validates."""
 from __future__ import annotations
 
+import os
 import struct
 import time
 
@@ -213,3 +214,24 @@ def test_recorded_glove_frames_make_a_valid_task(tmp_path):
     assert len(sent) and np.all(np.diff(sent) > 0) and set(sent) <= set(range(1, 45))
     valid = np.array(table["observation.right_glove_imu_valid"]).sum(axis=1)
     assert set(valid) <= {0.0, 16.0} and 16.0 in valid, "all 16 IMUs valid in a row with a sample"
+
+
+def test_a_glove_whose_usb_serial_is_not_the_rig_key_is_not_used(tmp_path, monkeypatch):
+    from serial.tools import list_ports
+    from serial.tools.list_ports_common import ListPortInfo
+    device = PtyDevice(tmp_path / "usb-STMicro_glove-if00")
+    listed = ListPortInfo(os.ttyname(device.slave), skip_link_detection=True)
+    listed.vid, listed.pid, listed.serial_number = 0x0483, 0x5740, "999999999999"
+    monkeypatch.setattr(list_ports, "comports", lambda: [listed])
+    published = Published()
+    driver = UsbGlove(UsbGloveConfig(str(device.link), LEFT, TOPIC), published, GloveSeats({LEFT: "left_glove"}))
+    driver.start()
+    try:
+        wait_for(lambda: len(driver.loop.delays) >= 1, "the refusal")
+        assert driver.health.status == DISCONNECTED
+        assert "usbglove:999999999999" in driver.health.detail and LEFT in driver.health.detail
+        listed.serial_number = LEFT.split(":")[1]                      # the right glove on that port
+        wait_for(lambda: driver.health.status == OK, "accepted once the serial matches")
+    finally:
+        driver.stop()
+        device.close()

@@ -3,7 +3,10 @@ exclusive (a second program opening the port would steal bytes), short read time
 so a stop request is seen within ``READ_TIMEOUT_S``."""
 from __future__ import annotations
 
+import os
+
 import serial
+from serial.tools import list_ports
 
 READ_TIMEOUT_S = 0.05
 
@@ -23,3 +26,13 @@ def read_some(port: serial.Serial, limit: int = 4096) -> bytes:
     (an OSError), which ends the session."""
     waiting = port.in_waiting
     return port.read(min(max(waiting, 1), limit))
+
+
+def usb_serial_number(path: str, ports=None) -> str | None:
+    """The USB serial number of the device behind ``path`` (links resolved), None when it
+    is not a USB device pyserial lists (a pty, a built-in UART)."""
+    real = os.path.realpath(path)
+    for p in list_ports.comports() if ports is None else ports:
+        if os.path.realpath(p.device) == real:
+            return p.serial_number or None
+    return None

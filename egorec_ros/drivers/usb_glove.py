@@ -18,7 +18,7 @@ from egorec_ros.drivers.glove_seats import GloveSeats
 from egorec_ros.drivers.health import BadFrame, Health
 from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop, Driver
-from egorec_ros.drivers.serial_link import open_serial, read_some
+from egorec_ros.drivers.serial_link import open_serial, read_some, usb_serial_number
 from egorec_ros.drivers.usb_glove_protocol import (TYPE_ADC, TYPE_IMU, TYPE_STATUS, Frame,
                                                    FrameReader, ImuReading, decode_adc, decode_imu)
 
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 VID_PID = (0x0483, 0x5740)
 BAUDRATE = 115200
 IMU_MAX_AGE_NS = 100_000_000
+KEY_PREFIX = "usbglove:"
 SEQ_GAP = "seq_gap"                 # frames the glove numbered but we never received
 
 
@@ -106,6 +107,10 @@ class UsbGlove(Driver):
         self._seats.release(self.config.key)
 
     def _session(self, loop: DeviceLoop) -> None:
+        serial = usb_serial_number(self.config.port)
+        if serial is not None and f"{KEY_PREFIX}{serial}" != self.config.key:
+            raise ConnectionError(f"{self.config.port} is glove {KEY_PREFIX}{serial}, the rig names "
+                                  f"{self.config.key} here; not used (fix the rig key or the port)")
         with open_serial(self.config.port, BAUDRATE) as port:
             self.decoder.reset()
             loop.opened(f"{self.config.port} as {self.sensor}")
