@@ -18,7 +18,7 @@ from egorec_ros.converter.payloads.forces import gripper_state_message
 from egorec_ros.drivers import clock
 from egorec_ros.drivers.gripper_protocol import (COMMANDS, HANDSHAKE, SERIAL_REPLY, STATE_PREFIX, BAD_LINE,
                                                  BAD_REPLY, GripLatch, LineSplitter, encode, parse_state)
-from egorec_ros.drivers.health import OK, BadFrame, Health
+from egorec_ros.drivers.health import BadFrame, Health
 from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 from egorec_ros.drivers.serial_link import open_serial, read_some
@@ -28,12 +28,13 @@ BAUDRATE = 115200
 NS_PER_BYTE = 10 * 1_000_000_000 // BAUDRATE        # 8N1: 10 bits a byte
 HANDSHAKE_EVERY_S = 0.2
 HANDSHAKE_TIMEOUT_S = 5.0
+IDENTIFY_TIMEOUT_S = 2.0
 REPLY_TIMEOUT_S = 1.0
 KEY_PREFIX = "gripper:"
 
 
-class NoHandshake(TimeoutError):
-    """The port opened but nothing answered ``?`` with a STATE line (an OSError: the loop retries)."""
+class NoReply(TimeoutError):
+    """The port opened but the board did not answer (an OSError: the loop retries)."""
 
 
 @dataclass(frozen=True)
@@ -81,47 +82,44 @@ class Gripper(Driver):
             self._port = port
             try:
                 lines = LineSplitter(self.health.drop)
-                self._handshake(port, lines, loop)
+                self._until(port, lines, loop, STATE_PREFIX, HANDSHAKE, HANDSHAKE_EVERY_S, HANDSHAKE_TIMEOUT_S)
+                reply = self._until(port, lines, loop, SERIAL_REPLY, "QF", IDENTIFY_TIMEOUT_S, IDENTIFY_TIMEOUT_S)
+                self._check_identity(reply)
                 self.latch = GripLatch()
-                asked = False
+                loop.opened(f"{self.config.port}: board {KEY_PREFIX}{self.serial}")
                 while not loop.stopping:
                     data = read_some(port)
                     read_ns = clock.now_ns()
                     for line in lines.feed(data):
                         self.line(line, read_ns)
-                    if not asked:
-                        asked = True
-                        threading.Thread(target=self._identify, args=(loop,), daemon=True).start()
             finally:
                 self._port = None
 
-    def _handshake(self, port, lines: LineSplitter, loop: DeviceLoop) -> None:
-        deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S
+    def _until(self, port, lines: LineSplitter, loop: DeviceLoop, prefix: str, ask: str, every_s: float,
+               timeout_s: float) -> str:
+        """Send ``ask`` every ``every_s`` until a line starting with ``prefix`` comes (other
+        lines are ignored: the board may be streaming); NoReply after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
         next_ask = 0.0
         while not loop.stopping:
             now = time.monotonic()
             if now > deadline:
-                raise NoHandshake(f"{self.config.port}: no STATE line in answer to '?' within {HANDSHAKE_TIMEOUT_S} s")
+                raise NoReply(f"{self.config.port}: no {prefix!r} line in answer to {ask!r} within {timeout_s} s")
             if now >= next_ask:
-                self._write(encode(HANDSHAKE))
-                next_ask = now + HANDSHAKE_EVERY_S
-            if any(line.startswith(STATE_PREFIX) for line in lines.feed(read_some(port))):
-                return
+                self._write(encode(ask))
+                next_ask = now + every_s
+            for line in lines.feed(read_some(port)):
+                if line.startswith(prefix):
+                    return line
+        return ""
 
-    def _identify(self, loop: DeviceLoop) -> None:
-        """Ask the board's serial; open the session (status ok) only for the rig's board."""
-        try:
-            reply = self.command("QF")
-        except (TimeoutError, OSError) as exc:
-            self.health.disconnected(f"no serial from the board: {exc}")
-            return
+    def _check_identity(self, reply: str) -> None:
+        """The board's serial (QF) must be the rig's key: another board is reported, not used."""
         self.serial = reply[len(SERIAL_REPLY):].strip()
         key = KEY_PREFIX + self.serial
         if self.config.key and key != self.config.key:
-            self.health.disconnected(f"{self.config.port} is board {key}, the rig names {self.config.key}; "
-                                     "not used (fix the rig key or the port)")
-            return
-        loop.opened(f"{self.config.port}: board {key}")
+            raise ConnectionError(f"{self.config.port} is board {key}, the rig names {self.config.key}; "
+                                  "not used (fix the rig key or the port)")
 
     def line(self, line: str, read_ns: int) -> None:
         """One line as read at ``read_ns``: a pending command's reply, or a STATE to publish."""
@@ -140,8 +138,6 @@ class Gripper(Driver):
         except BadFrame as exc:
             self.health.drop(exc.reason)
             return
-        if self.health.status != OK:
-            return                          # not (yet) the rig's board: nothing published
         fz = self.tactile.fz_max_mn() if self.tactile is not None else 0.0
         latched = self.latch.update(state, fz)
         stamp = read_ns - (len(line) + 2) * NS_PER_BYTE
