@@ -84,6 +84,8 @@ class Gripper(Driver):
                 lines = LineSplitter(self.health.drop)
                 self._until(port, lines, loop, STATE_PREFIX, HANDSHAKE, HANDSHAKE_EVERY_S, HANDSHAKE_TIMEOUT_S)
                 reply = self._until(port, lines, loop, SERIAL_REPLY, "QF", IDENTIFY_TIMEOUT_S, IDENTIFY_TIMEOUT_S)
+                if loop.stopping:
+                    return
                 self._check_identity(reply)
                 self.latch = GripLatch()
                 loop.opened(f"{self.config.port}: board {KEY_PREFIX}{self.serial}")
