@@ -2,7 +2,11 @@
 the SDK pipe format to stdout at 50 fps. ``records()`` is imported by the tests to know
 exactly which bytes were sent.
 
-usage: drivers_fake_s80.py N_RECORDS DEPTH(0/1) CORRUPT(0/1) THEN(exit code | wait)
+usage: drivers_fake_s80.py N_RECORDS DEPTH(0/1) CORRUPT(0/1) THEN(exit code | wait) [live]
+
+Record k is stamped BASE_TS + k * 20 ms (what the tests predict exactly), or with ``live``
+at the monotonic time it is written, like a camera stamping at capture: then a writer
+slowed down by a loaded machine still stamps its frames when they are really taken.
 """
 from __future__ import annotations
 
@@ -42,6 +46,13 @@ def depth(k: int) -> np.ndarray:
     return (np.arange(SIZE[0] * SIZE[1], dtype=np.uint32).reshape(SIZE[1], SIZE[0]) * 7 + k * 300).astype(np.uint16)
 
 
+def record(k: int, ts: int, prev_ts: int, with_depth: bool, left: bytes, right: bytes) -> bytes:
+    """A live record: its IMU samples spread over (prev_ts, ts], as the IMU ran between the frames."""
+    rows = imu_rows(k)
+    rows[:, 0] = prev_ts + (np.arange(1, IMU_PER_FRAME + 1) * (ts - prev_ts)) // IMU_PER_FRAME
+    return encode_record(ts, left, ts + 1000, right, rows, depth=(ts + 2000, depth(k)) if with_depth else None)
+
+
 def records(n: int, with_depth: bool, corrupt: bool) -> list[bytes]:
     out = []
     for k in range(n):
@@ -58,13 +69,21 @@ def records(n: int, with_depth: bool, corrupt: bool) -> list[bytes]:
 
 def main() -> None:
     n, with_depth, corrupt, then = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1", sys.argv[4]
+    live = sys.argv[5:] == ["live"]
     out = sys.stdout.buffer
+    prepared = [(jpeg(k), jpeg(k + 1000)) for k in range(n)] if live else records(n, with_depth, corrupt)
     start = time.monotonic()
-    for k, rec in enumerate(records(n, with_depth, corrupt)):
+    prev_ts = time.monotonic_ns() - PERIOD_NS
+    for k, item in enumerate(prepared):           # (with CORRUPT, the junk is one more item)
         delay = start + k / 50 - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        out.write(rec)
+        if live:
+            ts = time.monotonic_ns()
+            out.write(record(k, ts, prev_ts, with_depth, *item))
+            prev_ts = ts
+        else:
+            out.write(item)
         out.flush()
     if then == "wait":
         while True:

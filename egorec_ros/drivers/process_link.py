@@ -64,6 +64,8 @@ class ProcessDriver(Driver):
     def _session(self, loop: DeviceLoop) -> None:
         proc = self.process.start()
         try:
+            if loop.stopping:               # stop() ran while the process was starting: it found none to end
+                return
             self.decoder.reset()
             loop.opened(f"{self.process.command[0]} pid {proc.pid}")
             self.pump(proc.stdout, loop)

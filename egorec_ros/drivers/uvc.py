@@ -21,6 +21,7 @@ from egorec_ros.drivers.health import Health
 from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 
+TIMEOUT_S = (5.0, 2.0)                      # open, read: a camera silent for 2 s is unplugged and reopened
 HOST_CLOCK_WINDOW_NS = 10_000_000_000       # a packet time this close to a host clock is on it
 PASS_THROUGH = {"mjpeg": "jpeg"}
 YUYV = {"yuyv422": "yuv422_yuy2"}
@@ -58,7 +59,7 @@ class Uvc(Driver):
 
     def _session(self, loop: DeviceLoop) -> None:
         cfg = self.config
-        with av.open(cfg.source, format=cfg.input_format, options=dict(cfg.options)) as container:
+        with av.open(cfg.source, format=cfg.input_format, options=dict(cfg.options), timeout=TIMEOUT_S) as container:
             stream = container.streams.video[0]
             self.codec = stream.codec_context.name
             loop.opened(f"{cfg.source}: {self.codec} {stream.codec_context.width}x{stream.codec_context.height}")
