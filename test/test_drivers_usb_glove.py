@@ -116,6 +116,8 @@ def test_frames_decode_bit_exactly_through_split_and_corrupt_bytes(glove):
     assert (bad["crc"], bad["firmware"], bad["length"], bad["type"], bad["adc_range"]) == (1, 1, 1, 1, 1)
     assert bad["junk_bytes"] >= 6
     assert driver.decoder.device_status == "fw 1.2.2 ok"
+    snap = driver.health.snapshot()                       # what a node reports as diagnostics
+    assert (snap["status"], snap["published"], snap["bad"]["crc"], snap["device"]) == ("ok", 1, 1, LEFT)
     assert msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec <= published.items[0][2]
 
 

@@ -40,11 +40,6 @@ def now_ns() -> int:
     return time.monotonic_ns() + offset_ns()
 
 
-def capture_ns(read_monotonic_ns: int, transfer_ns: int = 0) -> int:
-    """Host stamp of a capture: the read time minus the transfer delay the protocol tells."""
-    return unix_ns(read_monotonic_ns) - transfer_ns
-
-
 class DeviceClock:
     """Maps a device's free-running counter to host stamps.
 
