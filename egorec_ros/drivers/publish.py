@@ -1,19 +1,14 @@
-"""The one output of a driver core: ``publish(topic, msg)`` with a rosbags message of
-``ros2_typestore()``; headers carry the host stamp at capture."""
+"""The one output of a driver core: ``publish(topic, msg)`` with a message object of the
+shared ``ros2_typestore()`` (``store``); headers carry the host stamp at capture."""
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from rosbags.typesys.store import Typestore
 
 from egorec_ros.converter.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
 
 Publish = Callable[[str, object], None]
-
-
-def store() -> Typestore:
-    return ros2_typestore()
+store = ros2_typestore          # ROS 2 Humble + egorec_ros/msg types, built once per process
 
 
 def header(stamp_ns: int, frame_id: str = "") -> object:
