@@ -116,7 +116,7 @@ def cpu_rows(seconds: int, jpegs: list[bytes]) -> list[tuple[str, str, float]]:
         chunks = [c for r in records for c in split(r, 1 << 16)]
         rows.append(("S80 pipe" + (" + depth" if with_depth else ""),
                      f"50 fps in (2 x {W}x{H} JPEG{' + depth' if with_depth else ''}, 200 Hz IMU) -> 30 out",
-                     cpu_per_second(lambda c: s80.feed(c, now), chunks, seconds)))
+                     cpu_per_second(lambda c, s80=s80: s80.feed(c, now), chunks, seconds)))
 
     ipc = CameraIpcDecoder("/cam", Health("ipc"), drop)
     frames = [ipc_frame(k, W, H, jpegs[k % len(jpegs)], now) for k in range(30 * seconds)]

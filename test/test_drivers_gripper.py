@@ -95,7 +95,7 @@ def test_state_lines_latch_and_forces(board):
         tactile.reading("left", [1.0, 2.0, fl])
         tactile.reading("right", [0.0, 0.0, fr])
         device.write(state_line(st, pct))
-        wait_for(lambda: len(published.on(STATE_TOPIC)) == k + 1, f"state {k}")
+        wait_for(lambda k=k: len(published.on(STATE_TOPIC)) == k + 1, f"state {k}")
     states = published.on(STATE_TOPIC)
     assert states[0].__msgtype__ == "egorec_ros/msg/GripperState"
     got = [(float(m.open_pct), float(m.gripped), float(m.fz_mn)) for m in states]
@@ -163,7 +163,7 @@ def test_recorded_gripper_output_makes_a_valid_task(board, tmp_path):
         tactile.reading("left", [0.0, 0.0, 20.0 * k], matrix)
         tactile.reading("right", [0.0, 0.0, 5.0 * k])
         device.write(state_line(1, 50.0 - k))
-        wait_for(lambda: len(published.on(STATE_TOPIC)) == k + 1, "a state")
+        wait_for(lambda k=k: len(published.on(STATE_TOPIC)) == k + 1, "a state")
     rig = rig_with_camera("drivers_gripper_rig")
     task, result = record(tmp_path, rig, published.items, camera="gripper.rgb")
     from egorec_ros.dataset.task import open_task

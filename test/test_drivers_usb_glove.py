@@ -135,7 +135,7 @@ def test_stamps_follow_the_glove_clock_not_the_read_jitter(glove):
     device, _, published, _ = glove
     for k in range(6):
         device.write(frame(3, k, 4_000_000_000 + k * 16_667, adc_payload(np.full(256, k))))   # wraps u32 µs
-        wait_for(lambda: published.count(TOPIC) == k + 1, "a frame")
+        wait_for(lambda k=k: published.count(TOPIC) == k + 1, "a frame")
     stamps = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in published.on(TOPIC)])
     assert np.all(np.diff(stamps) > 0)
     assert np.all(stamps <= np.array([a for _, _, a in published.items]))

@@ -8,6 +8,7 @@ Only a few bleak calls are used — ``BleakClient(address, disconnected_callback
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -77,7 +78,7 @@ class BleGlove(Driver):
     async def _connected(self, loop: DeviceLoop) -> None:
         gone = asyncio.Event()
         aio = asyncio.get_running_loop()
-        client = self._client_factory(self.config.address,
+        client: Any = self._client_factory(self.config.address,
                                       disconnected_callback=lambda _c: aio.call_soon_threadsafe(gone.set))
         try:
             await client.connect()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import threading
 from collections.abc import Sequence
-from typing import BinaryIO
+from typing import IO, Generic, Protocol, TypeVar
 
 from egorec_ros.drivers.health import Health
 from egorec_ros.drivers.reconnect import DeviceLoop, Driver
@@ -44,18 +44,25 @@ class ProcessLink:
             proc.wait()
 
 
-class ProcessDriver(Driver):
+class Resettable(Protocol):
+    def reset(self) -> None: ...
+
+
+D = TypeVar("D", bound=Resettable)
+
+
+class ProcessDriver(Driver, Generic[D]):
     """A driver whose device is a process: each session starts it and ``pump``s its stdout
     into ``self.decoder`` (which has ``reset()``); the process ending is an unplug."""
 
-    decoder: object
+    decoder: D
 
     def __init__(self, command: Sequence[str], name: str, on_status=None) -> None:
         self.health = Health(name, on_status)
         self.process = ProcessLink(command, name)
         self.loop = DeviceLoop(name, self._session, self.health)
 
-    def pump(self, stdout: BinaryIO, loop: DeviceLoop) -> None:
+    def pump(self, stdout: IO[bytes], loop: DeviceLoop) -> None:
         raise NotImplementedError
 
     def _interrupt(self) -> None:

@@ -3,6 +3,7 @@ shared ``ros2_typestore()`` (``store``); headers carry the host stamp at capture
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from egorec_ros.converter.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
@@ -11,5 +12,5 @@ Publish = Callable[[str, object], None]
 store = ros2_typestore          # ROS 2 Humble + egorec_ros/msg types, built once per process
 
 
-def header(stamp_ns: int, frame_id: str = "") -> object:
+def header(stamp_ns: int, frame_id: str = "") -> Any:
     return header_message(ros2_typestore(), stamp_ns, frame_id)

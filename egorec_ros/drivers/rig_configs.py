@@ -4,6 +4,7 @@ where the device is (port, address, socket, command)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from egorec_ros.drivers.ble_glove import BleGloveConfig
 from egorec_ros.drivers.camera_ipc import CameraIpcConfig
@@ -53,7 +54,7 @@ def slam(rig: Rig, device_id: str, command: Sequence[str]) -> SlamConfig:
     stream = next((s for s in dev.streams if s.role == "slam"), None)
     if stream is None:
         raise RigError(f"rig {rig.name}: device {device_id!r} has no slam stream")
-    spec = stream.source["slam_spec"]
+    spec: Any = stream.source["slam_spec"]
     return SlamConfig(list(command), stream.topic, spec["frame"], spec["time"]["epoch"], name=f"{device_id}.slam")
 
 

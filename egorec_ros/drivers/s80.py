@@ -115,7 +115,7 @@ class S80Decoder:
         self.health.sent()
 
 
-class S80(ProcessDriver):
+class S80(ProcessDriver[S80Decoder]):
     def __init__(self, config: S80Config, publish: Publish, on_status=None) -> None:
         super().__init__(config.command, config.name, on_status)
         self.config = config

@@ -85,7 +85,7 @@ class SlamLineDecoder:
         self.health.sent()
 
 
-class SlamBridge(ProcessDriver):
+class SlamBridge(ProcessDriver[SlamLineDecoder]):
     def __init__(self, config: SlamConfig, publish: Publish, on_status=None) -> None:
         super().__init__(config.command, config.name, on_status)
         self.config = config

@@ -9,6 +9,7 @@ realtime capture times), else the read time. A video file can stand in for the d
 from __future__ import annotations
 
 import time
+from typing import Any
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -85,6 +86,7 @@ class Uvc(Driver):
 
     def _packet(self, packet: av.Packet, stamp: int) -> None:
         cfg, types = self.config, store().types
+        msg: Any
         if self.codec in PASS_THROUGH:
             msg = types[COMPRESSED_IMAGE](header=header(stamp, cfg.frame_id), format=PASS_THROUGH[self.codec],
                                           data=np.frombuffer(bytes(packet), np.uint8))
