@@ -51,6 +51,9 @@ setup(
         "rosbags>=0.10.4,<0.12",
         "PyYAML>=6",
         "tqdm>=4.60",
+        # device drivers (egorec_ros/drivers): serial gloves and the UMI board, BLE gloves
+        "pyserial>=3.5,<4",
+        "bleak>=0.22,<4",
     ],
     extras_require={
         "test": ["pytest>=7", "hypothesis>=6.80", "wheel>=0.40"],   # wheel: test_resources builds one
