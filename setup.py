@@ -22,9 +22,11 @@ setup(
         "rosbags>=0.10.4,<0.12",
         "PyYAML>=6",
         "tqdm>=4.60",
+        # JPEG at IJG quality 95 for the EgoSmith export (FFmpeg's mjpeg cannot set it, see export/egosmith/jpeg.py)
+        "Pillow>=9",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6.80"],
+        "test": ["pytest>=7", "hypothesis>=6.80", "webdataset>=0.2.86"],
         "ray": ["ray>=2.9"],
     },
     entry_points={"console_scripts": ["egorec = egorec_ros.cli:main"]},
