@@ -1,9 +1,10 @@
 """JPEG at IJG quality 95, what EgoSmith shards carry.
 
-Pillow (libjpeg) rather than PyAV: "quality 95" is a libjpeg scale of the standard
-quantisation tables (scale factor 200 - 2*95 = 10 %); FFmpeg's mjpeg encoder quantises with
-the standard tables times qscale, and qscale cannot go below 1 (= libjpeg quality 50), so no
-``-q:v`` reproduces quality 95 (measured in bench/bench_export_egosmith.py)."""
+Pillow (libjpeg) rather than PyAV: "quality 95" means the IJG standard tables scaled to 10 %
+(luma DC step 2, a separate chroma table). FFmpeg's mjpeg encoder, the one PyAV has, writes its
+own single table for luma and chroma with DC step 8 and scales it by qscale (>= 1); qscale 1
+comes close in size and PSNR but is not quality 95 (tables and figures printed by
+bench/bench_export_egosmith.py)."""
 from __future__ import annotations
 
 import io
