@@ -192,12 +192,19 @@ def test_a_failure_mid_export_leaves_no_partial_shard(appendix_b_copy: Path, tmp
     video = ep.video_path("stereo_left")
     trim_video(video, tmp_path / "short.mp4", 10)
     shutil.move(tmp_path / "short.mp4", video)
-    with pytest.raises(ValueError, match="ends at frame 10"):     # episode 1's shard is still open: removed
-        export(appendix_b_copy, tmp_path / "open", name=NAME, frames_per_shard=40)
-    assert list((tmp_path / "open").iterdir()) == []
-    with pytest.raises(ValueError, match="ends at frame 10"):     # episode 1 filled its shard: kept
-        export(appendix_b_copy, tmp_path / "o", name=NAME, frames_per_shard=20)
-    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["shard-000000.tar"]
+    with pytest.raises(ValueError, match="ends at frame 10"):       # episode 2 fails in shard 1
+        export(appendix_b_copy, tmp_path / "j1", name=NAME, frames_per_shard=40)
+    assert sorted(p.name for p in (tmp_path / "j1").iterdir()) == ["shard-000000.tar"]
+    rows = len(open_task(appendix_b_copy).episode(1))
+    assert len(tarfile.open(tmp_path / "j1" / "shard-000000.tar").getnames()) == 3 * (rows - 1), "episode 1, whole"
+    with pytest.raises(ValueError, match="ends at frame 10"):       # workers: episode 1's shard was still open
+        export(appendix_b_copy, tmp_path / "j2", name=NAME, frames_per_shard=40, jobs=2)
+    assert list((tmp_path / "j2").iterdir()) == []
+    with pytest.raises(ValueError, match="ends at frame 10"):       # both in one open shard: nothing stays
+        export(appendix_b_copy, tmp_path / "one", name=NAME, jobs=1)
+    assert list((tmp_path / "one").iterdir()) == []
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "shard-000000.tar").write_bytes(b"")
     with pytest.raises(ExportRefused, match="already holds"):
         export(appendix_b_copy, tmp_path / "o", name=NAME)
 

@@ -35,6 +35,8 @@ def add_parser(formats) -> None:
     p.add_argument("--hand-frame", choices=sorted(HAND_FRAMES),
                    help="frame of the hand keypoints when the task does not declare it")
     p.add_argument("--frames-per-shard", type=int, default=10_000, help="frame budget of a shard (default 10000)")
+    p.add_argument("--pose-tolerance-ms", type=float, default=100.0,
+                   help="a frame gets a head pose only between SLAM points this close to it (default 100)")
     p.add_argument("--check", metavar="DIR", help="only apply the trainer's drop rules to the shards in DIR")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -67,6 +69,7 @@ def _export(args) -> dict:
     try:
         return export(args.task_dir, args.out, episodes=args.episodes, depth=args.depth, name=args.dataset_name,
                       jobs=args.jobs, hand_frame=args.hand_frame, frames_per_shard=args.frames_per_shard,
+                      pose_tolerance_ns=int(args.pose_tolerance_ms * 1e6),
                       progress=bar.update, on_plan=lambda total: setattr(bar, "total", total))
     finally:
         bar.close()

@@ -8,8 +8,7 @@ from __future__ import annotations
 import io
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -70,9 +69,18 @@ def _hand_joints(ep: Episode, src: EpisodeSources, frame_index: np.ndarray) -> n
     return out
 
 
-def plan_episode(ep: Episode, src: EpisodeSources, opts: Options) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                             Counter, np.ndarray]:
-    """(frame numbers to export, their lowdim rows (K, 116), their presence, drop reasons, frame_index)."""
+@dataclass(frozen=True)
+class EpisodePlan:
+    """What will be written, known before any video is decoded (so a shard can be chosen)."""
+
+    take: np.ndarray          # (K,) row numbers to export
+    lowdim: np.ndarray        # (K, 116) float32
+    presence: np.ndarray      # (K,) bitmask
+    dropped: Counter          # reason -> frames not exported
+    frame_index: np.ndarray   # (N,) of every row
+
+
+def plan_episode(ep: Episode, src: EpisodeSources, opts: Options) -> EpisodePlan:
     table = ep.read(["frame_index", "hardware_ns"])
     frame_index = table.column("frame_index").to_numpy()
     stamps = table.column("hardware_ns").to_numpy().astype(np.int64)
@@ -100,45 +108,44 @@ def plan_episode(ep: Episode, src: EpisodeSources, opts: Options) -> tuple[np.nd
         why[n - 1] = LAST_FRAME
     take = np.flatnonzero(why == "")
     dropped = Counter(str(w) for w in why[why != ""])
-    rows = lowdim.assemble(state, w2c, src.intrinsic, take)
-    return take, rows, lowdim.presence(present)[take], dropped, frame_index
+    return EpisodePlan(take, lowdim.assemble(state, w2c, src.intrinsic, take), lowdim.presence(present)[take],
+                       dropped, frame_index)
 
 
-def export_episode(ep: Episode, src: EpisodeSources, opts: Options, part: Path,
+def export_episode(ep: Episode, src: EpisodeSources, opts: Options, plan: EpisodePlan, out: BinaryIO,
                    progress: Callable[[int], None] | None = None) -> EpisodeResult:
-    """Write the episode's samples to ``part`` (tar members without the end blocks)."""
-    take, rows, presence, dropped, frame_index = plan_episode(ep, src, opts)
-    result = EpisodeResult(ep.index, src.rows, dropped=dropped)
+    """Append the episode's samples to ``out`` as tar members (no end blocks: the shard adds them)."""
+    take, rows, presence, frame_index = plan.take, plan.lowdim, plan.presence, plan.frame_index
+    result = EpisodeResult(ep.index, src.rows, dropped=plan.dropped)
     prefix = meta.meta_prefix(dataset_name=opts.dataset_name, clip_id=f"{opts.dataset_name}_ep{ep.index:06d}",
                               episode_index=ep.index, instruction=src.instruction, depth=opts.depth)
     wanted = dict(zip(take.tolist(), range(len(take))))
     streams = {"image": ep.frames(src.head_slot)}
     if opts.depth:
         streams["depth"] = ep.frames(src.depth_slot)
-    with open(part, "wb") as out:
-        for i in range(src.rows):
-            frames = {}
-            for name, it in streams.items():
-                frames[name] = next(it, None)
-                if frames[name] is None:
-                    raise ValueError(f"episode {ep.index}: the {name} video ends at frame {i} but the episode has "
-                                     f"{src.rows} rows (run egorec validate)")
-            if progress is not None and i % 30 == 29:
-                progress(30)
-            k = wanted.get(i)
-            if k is None:
-                continue
-            key = sample_key(opts.dataset_name, ep.index, int(frame_index[i]))
-            blob = [member(f"{key}.image.jpg", jpeg.encode(frames["image"])),
-                    member(f"{key}.lowdim.npy", _npy(rows[k]))]
-            if opts.depth:
-                blob.append(member(f"{key}.depth.npy", _npy(frames["depth"].astype(np.uint16))))
-            blob.append(member(f"{key}.meta.json", meta.encode(prefix, int(presence[k]), CONVENTION)))
-            data = b"".join(blob)
-            out.write(data)
-            result.frames += 1
-            result.bytes += len(data)
-            result.presence[int(presence[k])] += 1
+    for i in range(src.rows):
+        frames = {}
+        for name, it in streams.items():
+            frames[name] = next(it, None)
+            if frames[name] is None:
+                raise ValueError(f"episode {ep.index}: the {name} video ends at frame {i} but the episode has "
+                                 f"{src.rows} rows (run egorec validate)")
+        if progress is not None and i % 30 == 29:
+            progress(30)
+        k = wanted.get(i)
+        if k is None:
+            continue
+        key = sample_key(opts.dataset_name, ep.index, int(frame_index[i]))
+        blob = [member(f"{key}.image.jpg", jpeg.encode(frames["image"])),
+                member(f"{key}.lowdim.npy", _npy(rows[k]))]
+        if opts.depth:
+            blob.append(member(f"{key}.depth.npy", _npy(frames["depth"].astype(np.uint16))))
+        blob.append(member(f"{key}.meta.json", meta.encode(prefix, int(presence[k]), CONVENTION)))
+        data = b"".join(blob)
+        out.write(data)
+        result.frames += 1
+        result.bytes += len(data)
+        result.presence[int(presence[k])] += 1
     if progress is not None:
         progress(src.rows % 30)
     return result

@@ -1,8 +1,10 @@
 """``egorec export egosmith``: check every selected episode first (a refusal writes nothing),
-export episodes (in parallel with ``jobs``) to part files, join them into shards in episode
-order, then apply the trainer's drop rules to what was written."""
+then write episodes into shards in episode order — straight into the shard with one job,
+through workers' part files with ``jobs`` > 1 (the same bytes either way). The CLI then
+applies the trainer's drop rules to what was written."""
 from __future__ import annotations
 
+import io
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
@@ -10,8 +12,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from egorec_ros.dataset import open_task
-from egorec_ros.export.egosmith.episode import EpisodeResult, Options, export_episode
+from egorec_ros.export.egosmith.episode import EpisodeResult, Options, export_episode, plan_episode
 from egorec_ros.export.egosmith.errors import ExportRefused
+from egorec_ros.export.egosmith.head_pose import DEFAULT_TOLERANCE_NS
 from egorec_ros.export.egosmith.shards import DEFAULT_FRAMES_PER_SHARD, ShardWriter
 from egorec_ros.export.egosmith.sources import EpisodeSources, episode_sources
 
@@ -39,27 +42,38 @@ def _prepare_out(out: Path) -> None:
                             "into an empty directory (shards of two exports must not mix)")
 
 
-def _one(task_root: str, index: int, src: EpisodeSources, opts: Options, part: str) -> EpisodeResult:
+def _one(task_root: str, src: EpisodeSources, opts: Options, part: str) -> EpisodeResult:
     """Worker entry point (picklable arguments; the task is reopened in the worker)."""
-    ep = open_task(task_root).episode(index)
-    return export_episode(ep, src, opts, Path(part))
+    ep = open_task(task_root).episode(src.episode_index)
+    with open(part, "wb") as out:
+        return export_episode(ep, src, opts, plan_episode(ep, src, opts), out)
 
 
-def _results(task_root: Path, plans: list[EpisodeSources], opts: Options, out: Path, jobs: int,
-             progress: Callable[[int], None]) -> Iterator[EpisodeResult]:
-    """Episode results in episode order, whatever order the workers finish in."""
-    if jobs <= 1:
-        task = open_task(task_root)
-        for src in plans:
-            yield export_episode(task.episode(src.episode_index), src, opts, out / PART.format(src.episode_index),
-                                 progress)
-        return
+def _write_serial(task_root: Path, plans: list[EpisodeSources], opts: Options, writer: ShardWriter,
+                  progress: Callable[[int], None]) -> Iterator[EpisodeResult]:
+    """One process: each episode straight into its shard (its frame count is known first)."""
+    task = open_task(task_root)
+    for src in plans:
+        ep = task.episode(src.episode_index)
+        plan = plan_episode(ep, src, opts)
+        frames = len(plan.take)
+        sink = writer.begin(src.episode_index, frames) if frames else io.BytesIO()
+        yield export_episode(ep, src, opts, plan, sink, progress)
+        if frames:
+            writer.end()
+
+
+def _write_parallel(task_root: Path, plans: list[EpisodeSources], opts: Options, writer: ShardWriter, out: Path,
+                    jobs: int, progress: Callable[[int], None]) -> Iterator[EpisodeResult]:
+    """Workers write part files; they are joined into shards in episode order as they come."""
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_one, str(task_root), s.episode_index, s, opts, str(out / PART.format(s.episode_index)))
-                   for s in plans]
+        parts = [out / PART.format(s.episode_index) for s in plans]
+        futures = [pool.submit(_one, str(task_root), s, opts, str(p)) for s, p in zip(plans, parts)]
         try:
-            for src, fut in zip(plans, futures):
+            for src, part, fut in zip(plans, parts, futures):
                 result = fut.result()
+                writer.add_part(part, result.episode_index, result.frames)
+                part.unlink()
                 progress(src.rows)
                 yield result
         except BaseException:
@@ -70,7 +84,7 @@ def _results(task_root: Path, plans: list[EpisodeSources], opts: Options, out: P
 
 def export(task_dir: str | Path, out: str | Path, *, episodes: Iterable[int] | None = None, depth: bool = False,
            name: str | None = None, jobs: int = 1, hand_frame: str | None = None,
-           frames_per_shard: int = DEFAULT_FRAMES_PER_SHARD,
+           frames_per_shard: int = DEFAULT_FRAMES_PER_SHARD, pose_tolerance_ns: int = DEFAULT_TOLERANCE_NS,
            progress: Callable[[int], None] = lambda n: None,
            on_plan: Callable[[int], None] = lambda total: None) -> dict:
     task = open_task(task_dir)
@@ -81,20 +95,20 @@ def export(task_dir: str | Path, out: str | Path, *, episodes: Iterable[int] | N
         raise ExportRefused(f"{task.root}: no episode(s) {missing}; have {[ep.index for ep in task][:20]}")
     if not chosen:
         raise ExportRefused(f"{task.root}: no episode to export")
-    opts = Options(dataset_name(task.info, task.root, name), depth=depth)
+    if frames_per_shard < 1 or jobs < 1:
+        raise ExportRefused(f"--frames-per-shard and --jobs must be at least 1 (got {frames_per_shard}, {jobs})")
+    opts = Options(dataset_name(task.info, task.root, name), depth=depth, tolerance_ns=pose_tolerance_ns)
     plans = [episode_sources(ep, hand_frame=hand_frame) for ep in chosen]
     if depth and (nodepth := [s.episode_index for s in plans if s.depth_slot is None]):
         raise ExportRefused(f"--depth: episode(s) {nodepth} have no depth video of the head camera's device")
     _prepare_out(out)
     on_plan(sum(s.rows for s in plans))
     writer = ShardWriter(out, frames_per_shard)
-    results: list[EpisodeResult] = []
     try:
-        for result in _results(task.root, plans, opts, out, jobs, progress):
-            part = out / PART.format(result.episode_index)
-            writer.add(part, result.episode_index, result.frames)
-            part.unlink()
-            results.append(result)
+        if jobs <= 1:
+            results = list(_write_serial(task.root, plans, opts, writer, progress))
+        else:
+            results = list(_write_parallel(task.root, plans, opts, writer, out, jobs, progress))
         writer.finish()
     except BaseException:
         writer.abort()

@@ -6,6 +6,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from egorec_ros.export.egosmith.tar_members import closing
 
@@ -21,40 +22,44 @@ class ShardInfo:
 
 
 class ShardWriter:
-    """Appends episodes' part files in order; owns the open ``.tar.tmp``."""
+    """Owns the open ``.tar.tmp``: an episode is announced with its frame count (which picks
+    its shard), then written to the returned file, or copied from a worker's part file."""
 
     def __init__(self, out: Path, frames_per_shard: int = DEFAULT_FRAMES_PER_SHARD) -> None:
         self.out, self.budget = out, frames_per_shard
         self.done: list[ShardInfo] = []
         self._current: ShardInfo | None = None
-        self._file = None
-        self._size = 0
+        self._file: BinaryIO | None = None
 
     @property
     def tmp_path(self) -> Path | None:
         return None if self._current is None else self.out / (self._current.name + ".tmp")
 
-    def add(self, part: Path, episode_index: int, frames: int) -> None:
-        if frames == 0:
-            return
+    def begin(self, episode_index: int, frames: int) -> BinaryIO:
+        """The file to append the episode's ``frames`` (> 0) samples to."""
         if self._current is not None and self._current.frames + frames > self.budget:
             self.finish()
         if self._current is None:
             self._current = ShardInfo(PATTERN.format(len(self.done)))
             self._file = open(self.tmp_path, "wb")  # type: ignore[arg-type]
-            self._size = 0
-        with open(part, "rb") as src:
-            shutil.copyfileobj(src, self._file, 1 << 20)
-        self._size += part.stat().st_size
         self._current.frames += frames
         self._current.episodes.append(episode_index)
-        if self._current.frames >= self.budget:
+        return self._file  # type: ignore[return-value]
+
+    def end(self) -> None:
+        if self._current is not None and self._current.frames >= self.budget:
             self.finish()
 
+    def add_part(self, part: Path, episode_index: int, frames: int) -> None:
+        if frames:
+            with open(part, "rb") as src:
+                shutil.copyfileobj(src, self.begin(episode_index, frames), 1 << 20)
+            self.end()
+
     def finish(self) -> None:
-        if self._current is None:
+        if self._current is None or self._file is None:
             return
-        self._file.write(closing(self._size))
+        self._file.write(closing(self._file.tell()))
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
