@@ -1,4 +1,5 @@
-"""One episode -> a run of EgoSmith samples (tar members, in time order) in a part file.
+"""One episode -> a run of EgoSmith samples (tar members, in time order) appended to a shard
+or a part file.
 
 Frames are numbered by their row's frame_index. A frame is exported when it has a head
 pose and the hands of it and of the next frame are known in the world (the action is the
@@ -56,9 +57,9 @@ def _hand_joints(ep: Episode, src: EpisodeSources, frame_index: np.ndarray) -> n
         rows = np.arange(n)
     else:
         table = pq.read_table(src.hands.path)
-        at = {int(f): i for i, f in enumerate(frame_index)}
-        keyed = table.column("frame_index").to_numpy(zero_copy_only=False)
-        rows = np.array([at.get(int(f), -1) for f in keyed])
+        keyed = table.column("frame_index").to_numpy(zero_copy_only=False).astype(np.int64)
+        rows = np.searchsorted(frame_index, keyed).clip(0, max(n - 1, 0))
+        rows = np.where((n > 0) & (frame_index[rows] == keyed), rows, -1)   # frames the episode has
         table = table.filter(rows >= 0)
         rows = rows[rows >= 0]
     for h, name in enumerate(src.hands.columns):
