@@ -54,9 +54,11 @@ setup(
         # device drivers (egorec_ros/drivers): serial gloves and the UMI board, BLE gloves
         "pyserial>=3.5,<4",
         "bleak>=0.22,<4",
+        # JPEG at IJG quality 95 for the EgoSmith export (FFmpeg mjpeg cannot set it, see export/egosmith/jpeg.py)
+        "Pillow>=9",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6.80", "wheel>=0.40"],   # wheel: test_resources builds one
+        "test": ["pytest>=7", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86"],   # wheel: test_resources
         # the CI gates (scripts/test.sh): lint, types, import layering
         "dev": ["ruff>=0.6,<0.9", "mypy>=1.10,<2", "import-linter>=2.0,<3", "types-PyYAML", "types-tqdm"],
         "ray": ["ray>=2.9"],

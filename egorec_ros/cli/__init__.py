@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "validate": "egorec_ros.cli.validate_cmd",
     "inspect": "egorec_ros.cli.inspect_cmd",
     "recover": "egorec_ros.cli.recover_cmd",
+    "export": "egorec_ros.cli.export_cmd",
     "devices": "egorec_ros.cli.devices_cmd",
 }
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)

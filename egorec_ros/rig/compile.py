@@ -6,6 +6,7 @@ All naming rules of §2.3/§4 live here: slot names per device kind, column pref
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any, Mapping
 
@@ -228,6 +229,9 @@ def _glove(dev_id, kind, key, name, d, streams, index, counters, fps, where) -> 
         fields |= {"imu_quat": f"observation.{sensor}_imu_quat", "imu_valid": f"observation.{sensor}_imu_valid"}
     out = [_latest(dev_id, "pressure", streams, fields, None, sensor)]
     if "hand_pose" in streams:
+        hand_frame = streams["hand_pose"].get("frame")
+        if hand_frame is not None and hand_frame not in frames.HAND_FRAMES:
+            raise RigError(f"{where}: hand_pose frame {hand_frame!r} is unknown; known: {', '.join(frames.HAND_FRAMES)}")
         out.append(_latest(dev_id, "hand_pose", streams, {"hand_pose": f"observation.{hand}_hand_pose"},
                            None, None))
     return Device(dev_id, kind, key, name, hand=hand, sensor=sensor, slots=(), streams=tuple(out),
@@ -308,7 +312,11 @@ def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnS
         if dev.sensor:  # hand pose columns are always written for a glove rig (§4.5, App. C)
             hand_col = f"observation.{dev.hand}_hand_pose"
             columns = [c for c in columns if c.name != hand_col]
-            columns.append(col.vector(hand_col, (21, 3), semantic_suffix="_hand_pose", always=True))
+            hand = col.vector(hand_col, (21, 3), semantic_suffix="_hand_pose", always=True)
+            pose = next((s for s in dev.streams if s.role == "hand_pose"), None)
+            if pose is not None and pose.source.get("frame"):   # 【提案】 declared keypoint frame
+                hand = dataclasses.replace(hand, feature={**hand.feature, "frame": pose.source["frame"]})
+            columns.append(hand)
     columns += statuses
     actions = [i for i, c in enumerate(columns) if c.name == "action"]
     if len(actions) > 1:  # a real action stream takes the placeholder's place

@@ -20,4 +20,13 @@ ROLE_DEFAULTS = {
 }
 
 CLOCKS = ("camera_sensor", "host_monotonic")
+
+# 【提案】 the frame of a hand keypoint column (features["observation.<hand>_hand_pose"].frame):
+# what an exporter needs to put the hands in the SLAM world (no frame key = not known)
+HAND_FRAMES: dict[str, str] = {
+    "wrist": "hand-local: joint 0 at the origin, x toward the thumb, y along the fingers, z out of "
+             "the back of the hand (a glove's own pose solver)",
+    "ego_slam_world": "the world frame of observation.ego_slam_trajectory (metres)",
+    "ego_cam_optical": "the ego camera's optical frame (+X right, +Y down, +Z forward) at the row's frame",
+}
 EPOCHS = ("enter_press", "first_frame", "device_boot")

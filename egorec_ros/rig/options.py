@@ -58,6 +58,7 @@ class LatestOptions(StreamOptions):
     field: str | None = None                          # joint_state: position / velocity / effort
     column: str | None = None                         # joint_state: column name
     dim: int | None = None                            # joint_state: joint count
+    frame: str | None = None                          # hand_pose: frame of the keypoints (rig.frames.HAND_FRAMES)
 
 
 OPTIONS: dict[StreamKind, type[StreamOptions]] = {

@@ -4,7 +4,8 @@ One seeded grasp cycle drives everything, so the streams agree with each other:
 when the hand closes, contact blobs appear on the pressure map (fingertips first,
 then the palm), the finger IMUs rotate with the flexion and the hand-pose joints
 curl. Pressure is raw sensor counts (0..4095) with a small deadband, like the
-firmware output; hand pose is metres in the wrist frame.
+firmware output; hand pose is metres in the wrist frame, or in the ego SLAM world
+frame when the rig says ``hand_pose: {frame: ego_slam_world}`` (placed by the hand's motion).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from egorec_ros.rig.kinds import DEVICE_KINDS
 from egorec_ros.rig.model import Device
-from egorec_ros.sim.motion import Motion, quat_from_rotvec, quat_mul
+from egorec_ros.sim.motion import Motion, quat_from_rotvec, quat_mul, quat_rotate
 from egorec_ros.sim.plan import Plan, one_clock, streams_by_role
 from egorec_ros.sim.schedule import Output, Source
 
@@ -85,6 +86,13 @@ def hand_pose(closure: np.ndarray, left: bool) -> np.ndarray:
     return pose.astype(np.float32)
 
 
+def world_hand_pose(local: np.ndarray, motion: Motion, t_s: float) -> np.ndarray:
+    """Hand-local joints -> the world frame: rotated by the hand orientation (the one the
+    glove IMU reports, ``motion.quat``) and placed at the wrist position ``motion.position``."""
+    q = np.broadcast_to(motion.quat(t_s), local.shape[:-1] + (4,))
+    return (quat_rotate(q, local.astype(np.float64)) + motion.position(t_s)).astype(np.float32)
+
+
 def glove(device: Device, plan: Plan) -> list[Source]:
     roles = streams_by_role(device)
     seed = plan.seed_of(device.id)
@@ -105,9 +113,13 @@ def glove(device: Device, plan: Plan) -> list[Source]:
     sources = [one_clock(device, plan, [Output(roles["pressure"].id, frame_bytes, frame)])]
     if "hand_pose" in roles:
         left = device.hand == "left"
+        in_world = roles["hand_pose"].source.get("frame") == "ego_slam_world"
 
         def pose(index: int, t_s: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
-            return {"hand_pose": hand_pose(grasp.fingers(t_s), left)}
+            joints = hand_pose(grasp.fingers(t_s), left)
+            if in_world:   # the hand the glove IMU sees, placed in the ego SLAM world frame
+                joints = world_hand_pose(joints, motion, t_s)
+            return {"hand_pose": joints}
 
         sources.append(one_clock(device, plan, [Output(roles["hand_pose"].id, 21 * 3 * 4, pose,
                                                        HAND_POSE_LATENCY_MS)]))

@@ -5,7 +5,8 @@ and Appendix C (parquet column types), recorded with real simulated devices and 
 Differences allowed on purpose: times, counts and the program version (created_at,
 total_episodes, app_version), camera sizes (the videos are recorded at a quarter
 size), and the additive 【提案】 fields of §6.4 (devices[].sensor_column for gloves,
-sensor_columns + rig for grippers) and §7.2 (episode row slam_specs).
+sensor_columns + rig for grippers), §7.2 (episode row slam_specs) and the hand keypoint
+frame (features[...hand_pose].frame, egorec_ros/rig/frames.py HAND_FRAMES).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from egorec_ros.version import __version__
 SPEC = json.loads((DATA / "appendix_b_info.json").read_text(encoding="utf-8"))
 VARYING = ("created_at", "total_episodes", "app_version", "cameras", "devices")
 ADDITIVE_DEVICE_KEYS = {"sensor_column", "sensor_columns", "rig"}
+ADDITIVE_FEATURE_KEYS = {f"observation.{hand}_hand_pose": {"frame": "ego_slam_world"} for hand in ("left", "right")}
 
 F32, F64, I64 = pa.float32(), pa.float64(), pa.int64()
 # Appendix C: column -> (pyarrow type, values per row; None = variable)
@@ -61,7 +63,9 @@ def test_info_json_equals_appendix_b(appendix_b_task: Path) -> None:
     assert list(info) == list(SPEC)   # same top-level keys, in the same order
     for key in SPEC:
         if key not in VARYING:
-            assert info[key] == SPEC[key], f"info.json {key!r} differs from Appendix B"
+            expected = SPEC[key] if key != "features" else {
+                column: {**feature, **ADDITIVE_FEATURE_KEYS.get(column, {})} for column, feature in SPEC[key].items()}
+            assert info[key] == expected, f"info.json {key!r} differs from Appendix B"
     assert info["total_episodes"] == 2 and info["app_version"] == __version__
     assert isinstance(info["created_at"], float)
     assert info["cameras"] == {k: {"height": v["height"] // 4, "width": v["width"] // 4}
