@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
@@ -32,6 +33,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    os.environ.setdefault("SVT_LOG", "1")   # SVT-AV1 (--video reencode): errors only, not its banner per file
     from egorec_ros.dataset import DatasetError
     from egorec_ros.export.lerobot.export import export_lerobot
 

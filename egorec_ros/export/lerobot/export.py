@@ -96,15 +96,15 @@ def _write(task, plan: Plan, root: Path, summary: Summary, progress) -> None:
             frame_index = base.column("frame_index").to_numpy()
             if not np.array_equal(frame_index, np.arange(rows)):
                 raise MappingError(f"{ep.data_path}: frame_index is not 0..{rows - 1}; run `egorec validate`")
-            task_index = np.vectorize(remap.__getitem__, otypes=[np.int64])(base.column("task_index").to_numpy())
+            ours = base.column("task_index").to_numpy()
+            task_index = np.vectorize(remap.__getitem__, otypes=[np.int64])(ours)
             table = tables.frame_table(episode_index=k, first_index=total, frame_index=frame_index,
                                        task_index=task_index, fps=plan.fps, values=values)
             data_chunk, data_file = data.append(table)
             st = {name: stats.vector_stats(table.column(name).to_numpy()) for name in layout.DEFAULT_FEATURES}
             st.update({name: stats.vector_stats(v) for name, v in values.items()})
             chunk, file = layout.chunk_file(k)
-            row = {"episode_index": k, "tasks": [names[i] for i in used if i in set(base.column("task_index")
-                                                                                       .to_numpy().tolist())],
+            row = {"episode_index": k, "tasks": [names[i] for i in np.unique(ours).tolist()],
                    "length": rows, "data/chunk_index": data_chunk, "data/file_index": data_file,
                    "dataset_from_index": total, "dataset_to_index": total + rows}
             for key in plan.cameras:
