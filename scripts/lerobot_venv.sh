@@ -41,7 +41,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   $pip install -q "datasets>=4.0.0,<5.0.0" "huggingface-hub>=0.34.2,<0.36.0" "av>=15.0.0,<16.0.0" \
     "jsonlines>=4.0.0,<5.0.0" "packaging>=24.2,<26.0" "draccus==0.10.0" "einops>=0.8.0,<0.9.0" \
     "deepdiff>=7.0.1,<9.0.0" "termcolor>=2.4.0,<4.0.0" "gymnasium>=1.1.1,<2.0.0" \
-    "imageio[ffmpeg]>=2.34.0,<3.0.0" "setuptools>=71.0.0,<81.0.0" pandas pillow
+    "imageio[ffmpeg]>=2.34.0,<3.0.0" "setuptools>=71.0.0,<81.0.0" "accelerate>=1.10.0,<2.0.0" pandas pillow
   # our package without its pins (its av>=17 conflicts with lerobot's av<16; the
   # round-trip script only imports lerobot)
   $pip install -q --no-deps -e .

@@ -7,6 +7,7 @@ ours. The dataset is built in a hidden ``.OUT.partial`` folder beside OUT and re
 place at the end, so OUT is either absent or complete."""
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,6 @@ import numpy as np
 from egorec_ros.dataset import open_task
 from egorec_ros.export.lerobot import layout, stats, tables, videos
 from egorec_ros.export.lerobot.mapping import IMAGE_PREFIX, MappingError, Plan, episode_values, plan_export
-from egorec_ros.layout import atomic
 from egorec_ros.schema.tasks import read_tasks
 
 VIDEO_MODES = ("copy", "reencode")
@@ -145,10 +145,15 @@ def _write(task, plan: Plan, root: Path, summary: Summary, progress) -> None:
                    "video": summary.video, **plan.describe(),
                    "state_names": "<column without 'observation.'>.<flat index>, columns in the order of 'features'"},
     }
-    atomic.write_json(root / layout.INFO_PATH, info, indent=4)
-    atomic.write_json(root / layout.STATS_PATH, {name: stats.to_json(stats.aggregate([s[name] for s in ep_stats]))
-                                                  for name in ep_stats[0]}, indent=4)
+    _write_json(root / layout.INFO_PATH, info)
+    _write_json(root / layout.STATS_PATH, {name: stats.to_json(stats.aggregate([s[name] for s in ep_stats]))
+                                           for name in ep_stats[0]})
     summary.episodes, summary.frames = len(ep_rows), total
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    """Plain write: the whole folder is renamed into place once complete."""
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=4) + "\n", encoding="utf-8")
 
 
 def _features(plan: Plan, root: Path) -> dict:

@@ -13,7 +13,6 @@ import av
 import numpy as np
 
 from egorec_ros.codecs.probe import count_frames, decode_frames
-from egorec_ros.layout.atomic import atomic_path
 
 COPYABLE = {"h264", "hevc", "av1"}
 LEROBOT_ENCODER = {"codec": "libsvtav1", "pix_fmt": "yuv420p", "options": {"g": "2", "crf": "30", "preset": "12"}}
@@ -46,15 +45,14 @@ def check_copyable(path: Path, rows: int, fps: int) -> None:
 def copy_video(src: Path, dst: Path, rows: int, fps: int) -> None:
     check_copyable(src, rows, fps)
     dst.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(dst) as tmp:
-        shutil.copyfile(src, tmp)
+    shutil.copyfile(src, dst)   # no fsync per file: the export folder is renamed into place when complete
 
 
 def reencode_video(src: Path, dst: Path, rows: int, fps: int) -> None:
     """Decode every frame and encode it as LeRobot would; frame i gets pts i (time base 1/fps)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     n = 0
-    with atomic_path(dst) as tmp, av.open(str(tmp), "w", format="mp4") as out:
+    with av.open(str(dst), "w", format="mp4") as out:
         stream = None
         for frame in decode_frames(src):
             if stream is None:
