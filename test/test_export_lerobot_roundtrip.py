@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from egorec_ros.codecs.probe import iter_frames
 from egorec_ros.dataset import open_task
 from egorec_ros.export.lerobot.export import export_lerobot
 
@@ -27,14 +28,16 @@ def _lerobot_ready() -> str | None:
     return None if r.returncode == 0 else f"lerobot does not import in {LEROBOT_PY}: {r.stderr[-300:]}"
 
 
-def _expected(task_dir: Path, out: Path, path: Path) -> list[int]:
-    """Our reader's values, in LeRobot's row order, for the script to compare with."""
+def _expected(task_dir: Path, out: Path, path: Path, video: str) -> list[int]:
+    """Our reader's values, in LeRobot's row order, for the script to compare with. Frames:
+    ours (copy: the exported file is ours, byte for byte) or, re-encoded, the exported file
+    decoded by PyAV, so that only LeRobot's choice of frame is compared."""
     info = json.loads((out / "meta" / "info.json").read_text())
     cols = info["egorec"]["features"]["observation.state"]
     cams = list(info["egorec"]["cameras"])
     arrays: dict[str, np.ndarray] = {}
     states, timestamps, sample_rows, start = [], [], [], 0
-    for ep in open_task(task_dir):
+    for k, ep in enumerate(open_task(task_dir)):
         n = len(ep)
         width = {c: sum(1 for nm in info["features"]["observation.state"]["names"]
                         if nm.rsplit(".", 1)[0] == c.removeprefix("observation.")) for c in cols}
@@ -43,7 +46,9 @@ def _expected(task_dir: Path, out: Path, path: Path) -> list[int]:
         timestamps.append(np.arange(n) / info["fps"])
         picks = sorted({0, 1, n // 2, n - 1})
         for key in cams:
-            frames = list(ep.frames(key))
+            exported = out / info["video_path"].format(video_key=f"observation.images.{key}", chunk_index=0,
+                                                       file_index=k)
+            frames = list(ep.frames(key) if video == "copy" else iter_frames(exported))
             for i in picks:
                 for d in (0, -1, 1):
                     if 0 <= i + d < n:
@@ -55,13 +60,14 @@ def _expected(task_dir: Path, out: Path, path: Path) -> list[int]:
     return sample_rows
 
 
-def test_lerobot_opens_and_iterates_the_export(appendix_b_task: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("video", ["copy", "reencode"])
+def test_lerobot_opens_and_iterates_the_export(appendix_b_task: Path, tmp_path: Path, video: str) -> None:
     reason = _lerobot_ready()
     if reason:
         pytest.skip(reason)
-    out = tmp_path / "lerobot_copy"
-    export_lerobot(appendix_b_task, out, video="copy")
-    sample_rows = _expected(appendix_b_task, out, tmp_path / "expected.npz")
+    out = tmp_path / f"lerobot_{video}"
+    export_lerobot(appendix_b_task, out, video=video)
+    sample_rows = _expected(appendix_b_task, out, tmp_path / "expected.npz", video)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_LEROBOT_HOME": str(tmp_path / "hf_home"),
            "HF_HOME": str(tmp_path / "hf_home")}
     r = subprocess.run([str(LEROBOT_PY), str(SCRIPT), str(out), str(tmp_path / "expected.npz")],
