@@ -211,3 +211,18 @@ def test_cli(appendix_b_task: Path, tmp_path: Path) -> None:
     assert _info(out)["features"]["observation.state"]["shape"] == [3 + 63]
     r = egorec("export", "lerobot", str(appendix_b_task), "--out", str(out))
     assert r.returncode == 1 and "not empty" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_camera_size_changing_between_episodes_is_refused(tmp_path: Path) -> None:
+    from conftest import record_episode
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+    from egorec_ros.store import TaskWriter
+
+    task_dir = tmp_path / "task"
+    with TaskWriter(task_dir, task_name="sizes") as writer:
+        for size in ((64, 48), (96, 64)):
+            record_episode(writer, with_video_sizes(load_rig("gripper_single"), {"*": size}), 0.3)
+    with pytest.raises(MappingError, match="96x64 but 64x48 in earlier episodes"):
+        export_lerobot(task_dir, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

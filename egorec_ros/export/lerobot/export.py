@@ -86,6 +86,7 @@ def _write(task, plan: Plan, root: Path, summary: Summary, progress) -> None:
 
     data = tables.DataFiles(root)
     ep_rows, ep_stats, total = [], [], 0
+    sizes: dict[str, tuple[int, int]] = {}   # camera -> (height, width) of its first episode
     try:
         for k, ep in enumerate(task.episodes):
             rows = len(ep)
@@ -115,6 +116,10 @@ def _write(task, plan: Plan, root: Path, summary: Summary, progress) -> None:
                 feature = IMAGE_PREFIX + key
                 dst = root / layout.VIDEO_PATH.format(video_key=feature, chunk_index=chunk, file_index=file)
                 put(src, dst, rows, plan.fps)
+                size = videos.frame_size(dst)
+                if sizes.setdefault(key, size) != size:
+                    raise MappingError(f"{src}: {size[1]}x{size[0]} but {sizes[key][1]}x{sizes[key][0]} in earlier "
+                                       "episodes; a LeRobot feature has one shape: export those episodes apart")
                 st[feature] = stats.image_stats(videos.keyframe_sample(dst), rows)
                 row |= {f"videos/{feature}/chunk_index": chunk, f"videos/{feature}/file_index": file,
                         f"videos/{feature}/from_timestamp": 0.0, f"videos/{feature}/to_timestamp": rows / plan.fps}

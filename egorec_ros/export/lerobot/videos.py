@@ -81,6 +81,12 @@ def video_info(path: Path) -> dict:
                 "video.channels": 3, "has_audio": bool(c.streams.audio)}
 
 
+def frame_size(path: Path) -> tuple[int, int]:
+    with av.open(str(path)) as c:
+        s = c.streams.video[0]
+        return s.height, s.width
+
+
 def keyframe_sample(path: Path) -> np.ndarray:
     """Keyframes only (no inter-frame decoding: a few % of the frames, cheap), subsampled to
     about STATS_MAX_SIDE pixels: (K, h, w, 3) uint8 for the per-channel image stats."""
