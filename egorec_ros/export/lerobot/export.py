@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from egorec_ros.dataset import open_task
+from egorec_ros.dataset import Episode, Task, open_task
 from egorec_ros.export.lerobot import layout, stats, tables, videos
 from egorec_ros.export.lerobot.mapping import IMAGE_PREFIX, MappingError, Plan, episode_values, plan_export
 from egorec_ros.schema.tasks import read_tasks
@@ -75,60 +75,24 @@ def export_lerobot(task_dir: str | Path, out: str | Path, *, repo_id: str | None
     return summary
 
 
-def _write(task, plan: Plan, root: Path, summary: Summary, progress) -> None:
+def _write(task: Task, plan: Plan, root: Path, summary: Summary,
+           progress: Callable[[int, int], None] | None) -> None:
     names = _task_names(task.root)
     used = sorted({int(i) for ep in task for i in np.unique(ep.column("task_index").to_numpy())})
     unknown = [i for i in used if i not in names]
     if unknown:
         raise MappingError(f"{task.root}/meta/tasks.jsonl: no text for task_index {unknown}")
     remap = {old: new for new, old in enumerate(used)}
-    put = videos.copy_video if summary.video == "copy" else videos.reencode_video
 
     data = tables.DataFiles(root)
     ep_rows, ep_stats, total = [], [], 0
     sizes: dict[str, tuple[int, int]] = {}   # camera -> (height, width) of its first episode
     try:
         for k, ep in enumerate(task.episodes):
-            rows = len(ep)
-            values, missing = episode_values(ep, plan)
-            for c in missing:
-                summary.zero_filled.setdefault(c, []).append(ep.index)
-            base = ep.read(["frame_index", "task_index"])
-            frame_index = base.column("frame_index").to_numpy()
-            if not np.array_equal(frame_index, np.arange(rows)):
-                raise MappingError(f"{ep.data_path}: frame_index is not 0..{rows - 1}; run `egorec validate`")
-            ours = base.column("task_index").to_numpy()
-            task_index = np.vectorize(remap.__getitem__, otypes=[np.int64])(ours)
-            table = tables.frame_table(episode_index=k, first_index=total, frame_index=frame_index,
-                                       task_index=task_index, fps=plan.fps, values=values)
-            data_chunk, data_file = data.append(table)
-            st = {name: stats.vector_stats(table.column(name).to_numpy()) for name in layout.DEFAULT_FEATURES}
-            st.update({name: stats.vector_stats(v) for name, v in values.items()})
-            chunk, file = layout.chunk_file(k)
-            row = {"episode_index": k, "tasks": [names[i] for i in np.unique(ours).tolist()],
-                   "length": rows, "data/chunk_index": data_chunk, "data/file_index": data_file,
-                   "dataset_from_index": total, "dataset_to_index": total + rows}
-            for key in plan.cameras:
-                src = ep.video_path(key)
-                if src is None:
-                    raise MappingError(f"episode {ep.index} has no video {key!r}; leave it out with --cameras "
-                                       f"(this episode has {', '.join(ep.video_keys) or 'no video'})")
-                feature = IMAGE_PREFIX + key
-                dst = root / layout.VIDEO_PATH.format(video_key=feature, chunk_index=chunk, file_index=file)
-                put(src, dst, rows, plan.fps)
-                size = videos.frame_size(dst)
-                if sizes.setdefault(key, size) != size:
-                    raise MappingError(f"{src}: {size[1]}x{size[0]} but {sizes[key][1]}x{sizes[key][0]} in earlier "
-                                       "episodes; a LeRobot feature has one shape: export those episodes apart")
-                st[feature] = stats.image_stats(videos.keyframe_sample(dst), rows)
-                row |= {f"videos/{feature}/chunk_index": chunk, f"videos/{feature}/file_index": file,
-                        f"videos/{feature}/from_timestamp": 0.0, f"videos/{feature}/to_timestamp": rows / plan.fps}
-            row |= {"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0,
-                    "egorec/episode_index": ep.index, "egorec/data_path": str(ep.data_path.relative_to(task.root))}
-            row |= {f"stats/{name}/{s}": np.asarray(v).tolist() for name, fs in st.items() for s, v in fs.items()}
+            row, st = _episode(k, ep, plan, root, total, data, remap, names, sizes, summary)
             ep_rows.append(row)
             ep_stats.append(st)
-            total += rows
+            total += row["length"]
             if progress:
                 progress(k + 1, len(task.episodes))
     finally:
@@ -154,6 +118,51 @@ def _write(task, plan: Plan, root: Path, summary: Summary, progress) -> None:
     _write_json(root / layout.STATS_PATH, {name: stats.to_json(stats.aggregate([s[name] for s in ep_stats]))
                                            for name in ep_stats[0]})
     summary.episodes, summary.frames = len(ep_rows), total
+
+
+def _episode(k: int, ep: Episode, plan: Plan, root: Path, first: int, data: tables.DataFiles,
+             remap: dict[int, int], names: dict[int, str], sizes: dict[str, tuple[int, int]],
+             summary: Summary) -> tuple[dict, dict]:
+    """LeRobot episode k from our episode ``ep``: its rows appended to the data files, its
+    videos put in place; returns its episodes-table row and its stats."""
+    rows = len(ep)
+    values, missing = episode_values(ep, plan)
+    for c in missing:
+        summary.zero_filled.setdefault(c, []).append(ep.index)
+    base = ep.read(["frame_index", "task_index"])
+    frame_index = base.column("frame_index").to_numpy()
+    if not np.array_equal(frame_index, np.arange(rows)):
+        raise MappingError(f"{ep.data_path}: frame_index is not 0..{rows - 1}; run `egorec validate`")
+    ours = base.column("task_index").to_numpy()
+    table = tables.frame_table(episode_index=k, first_index=first, frame_index=frame_index, fps=plan.fps,
+                               task_index=np.vectorize(remap.__getitem__, otypes=[np.int64])(ours), values=values)
+    data_chunk, data_file = data.append(table)
+    st = {name: stats.vector_stats(table.column(name).to_numpy()) for name in layout.DEFAULT_FEATURES}
+    st.update({name: stats.vector_stats(v) for name, v in values.items()})
+    row = {"episode_index": k, "tasks": [names[i] for i in np.unique(ours).tolist()], "length": rows,
+           "data/chunk_index": data_chunk, "data/file_index": data_file,
+           "dataset_from_index": first, "dataset_to_index": first + rows}
+    chunk, file = layout.chunk_file(k)
+    put = videos.copy_video if summary.video == "copy" else videos.reencode_video
+    for key in plan.cameras:
+        src = ep.video_path(key)
+        if src is None:
+            raise MappingError(f"episode {ep.index} has no video {key!r}; leave it out with --cameras "
+                               f"(this episode has {', '.join(ep.video_keys) or 'no video'})")
+        feature = IMAGE_PREFIX + key
+        dst = root / layout.VIDEO_PATH.format(video_key=feature, chunk_index=chunk, file_index=file)
+        put(src, dst, rows, plan.fps)
+        size = videos.frame_size(dst)
+        if sizes.setdefault(key, size) != size:
+            raise MappingError(f"{src}: {size[1]}x{size[0]} but {sizes[key][1]}x{sizes[key][0]} in earlier "
+                               "episodes; a LeRobot feature has one shape: export those episodes apart")
+        st[feature] = stats.image_stats(videos.keyframe_sample(dst), rows)
+        row |= {f"videos/{feature}/chunk_index": chunk, f"videos/{feature}/file_index": file,
+                f"videos/{feature}/from_timestamp": 0.0, f"videos/{feature}/to_timestamp": rows / plan.fps}
+    row |= {"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0,
+            "egorec/episode_index": ep.index, "egorec/data_path": str(ep.data_path.relative_to(ep.task.root))}
+    row |= {f"stats/{name}/{s}": np.asarray(v).tolist() for name, fs in st.items() for s, v in fs.items()}
+    return row, st
 
 
 def _write_json(path: Path, doc: dict) -> None:
