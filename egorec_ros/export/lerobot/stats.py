@@ -25,10 +25,20 @@ def vector_stats(values: np.ndarray) -> dict[str, np.ndarray]:
 
 def image_stats(frames: np.ndarray, count: int) -> dict[str, np.ndarray]:
     """(K, h, w, 3) uint8 sample of an episode's frames -> per-channel (3, 1, 1) in [0, 1];
-    ``count`` is the episode's frame count (what LeRobot records, not the sample size)."""
-    px = frames.reshape(-1, 3).astype(np.float32) / 255.0
-    s = vector_stats(px)
-    out = {k: v.reshape(3, 1, 1) for k, v in s.items() if k != "count"}
+    ``count`` is the episode's frame count (what LeRobot records, not the sample size).
+    Exact, from one 256-bin histogram per channel (no float copy of the pixels)."""
+    px = frames.reshape(-1, 3)
+    hist = np.stack([np.bincount(px[:, c], minlength=256) for c in range(3)]).astype(np.float64)  # (3, 256)
+    levels = np.arange(256) / 255.0
+    n = hist.sum(1)
+    mean = hist @ levels / n
+    std = np.sqrt(np.maximum(hist @ levels**2 / n - mean**2, 0.0))
+    seen = hist > 0
+    out = {"min": levels[seen.argmax(1)], "max": levels[255 - seen[:, ::-1].argmax(1)], "mean": mean, "std": std}
+    cdf = np.cumsum(hist, 1) / n[:, None]
+    for key, q in zip(Q_KEYS, QUANTILES):
+        out[key] = levels[(cdf < q).sum(1)]   # lower quantile: first level whose cdf reaches q
+    out = {k: v.reshape(3, 1, 1) for k, v in out.items()}
     out["count"] = np.array([count])
     return out
 

@@ -87,16 +87,21 @@ def frame_size(path: Path) -> tuple[int, int]:
         return s.height, s.width
 
 
-def keyframe_sample(path: Path) -> np.ndarray:
-    """Keyframes only (no inter-frame decoding: a few % of the frames, cheap), subsampled to
-    about STATS_MAX_SIDE pixels: (K, h, w, 3) uint8 for the per-channel image stats."""
-    frames = []
+def keyframe_sample(path: Path, at_most: int = 40) -> np.ndarray:
+    """Up to ``at_most`` keyframes spread over the file, each decoded on its own (no
+    inter-frame decoding) and scaled to about STATS_MAX_SIDE pixels: (K, h, w, 3) uint8
+    for the per-channel image stats."""
     with av.open(str(path)) as c:
         s = c.streams.video[0]
-        s.codec_context.skip_frame = "NONKEY"
+        keys = [p for p in c.demux(s) if p.is_keyframe and p.size]
+        keys = [keys[i] for i in np.unique(np.linspace(0, len(keys) - 1, min(at_most, len(keys))).astype(int))]
         step = max(1, max(s.height, s.width) // STATS_MAX_SIDE)
-        for frame in c.decode(s):
-            frames.append(frame.to_ndarray(format="rgb24")[::step, ::step])
+        size = {"width": s.width // step, "height": s.height // step, "format": "rgb24"}
+        frames = []
+        for packet in keys:
+            ctx = av.CodecContext.create(s.codec_context.name, "r")
+            ctx.extradata = s.codec_context.extradata
+            frames += [f.reformat(**size).to_ndarray() for f in (*ctx.decode(packet), *ctx.decode(None))]
     if not frames:
         raise VideoExportError(f"{path}: no keyframe decodes")
     return np.stack(frames)
