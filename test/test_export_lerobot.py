@@ -226,3 +226,20 @@ def test_camera_size_changing_between_episodes_is_refused(tmp_path: Path) -> Non
     with pytest.raises(MappingError, match="96x64 but 64x48 in earlier episodes"):
         export_lerobot(task_dir, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_separate_state_features_without_cameras(appendix_b_task: Path, tmp_path: Path) -> None:
+    out = tmp_path / "separate"
+    export_lerobot(appendix_b_task, out, cameras=[], state=["gripper_state", "left_hand_pose"],
+                   state_layout="separate")
+    info, table = _info(out), _data(out)
+    assert info["video_path"] is None and not (out / "videos").exists()
+    assert info["features"]["observation.gripper_state"] == {"dtype": "float32", "shape": [3],
+                                                             "names": ["gripper_state.0", "gripper_state.1",
+                                                                       "gripper_state.2"]}
+    assert info["features"]["observation.left_hand_pose"]["shape"] == [63]
+    assert "observation.state" not in info["features"]
+    ep = open_task(appendix_b_task).episodes[0]
+    rows = table.column("episode_index").to_numpy() == 0
+    got = np.stack(table.column("observation.left_hand_pose").to_numpy(zero_copy_only=False))[rows]
+    assert np.array_equal(got, np.stack(ep.column("observation.left_hand_pose").to_numpy(zero_copy_only=False)))
