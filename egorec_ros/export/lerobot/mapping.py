@@ -136,13 +136,14 @@ def plan_export(task: Task, *, cameras: Sequence[str] | None = None, state: Sequ
             left_out[key] = "camera not chosen (--cameras)"
 
     vectors = [c for c in order if c.startswith("observation.") and _is_vector(c, types[c])]
-    state_cols = vectors if state is None else _resolve(state, vectors, "fixed-length observation column", "--state")
     if action is None:
         action_cols = ["action"] if "action" in types and _real_action(task) else []
         if "action" in types and not action_cols:
             left_out["action"] = "the [0.0] placeholder (no action recorded)"
     else:
         action_cols = _resolve(action, [c for c in order if _is_vector(c, types[c])], "fixed-length column", "--action")
+    state_cols = ([c for c in vectors if c not in action_cols] if state is None
+                  else _resolve(state, vectors, "fixed-length observation column", "--state"))
     for c in vectors:
         if c not in state_cols and c not in action_cols:
             left_out[c] = "not chosen (--state)"
