@@ -243,3 +243,15 @@ def test_separate_state_features_without_cameras(appendix_b_task: Path, tmp_path
     rows = table.column("episode_index").to_numpy() == 0
     got = np.stack(table.column("observation.left_hand_pose").to_numpy(zero_copy_only=False))[rows]
     assert np.array_equal(got, np.stack(ep.column("observation.left_hand_pose").to_numpy(zero_copy_only=False)))
+
+
+def test_action_from_chosen_columns(appendix_b_task: Path, tmp_path: Path) -> None:
+    out = tmp_path / "action"
+    export_lerobot(appendix_b_task, out, cameras=[], action=["gripper_state"])
+    info, table = _info(out), _data(out)
+    assert info["features"]["action"]["names"] == ["gripper_state.0", "gripper_state.1", "gripper_state.2"]
+    assert "observation.gripper_state" not in info["egorec"]["features"]["observation.state"]
+    ep = open_task(appendix_b_task).episodes[0]
+    rows = table.column("episode_index").to_numpy() == 0
+    got = np.stack(table.column("action").to_numpy(zero_copy_only=False))[rows]
+    assert np.array_equal(got, np.stack(ep.column("observation.gripper_state").to_numpy(zero_copy_only=False)))
