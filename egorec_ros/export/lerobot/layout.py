@@ -1,0 +1,29 @@
+"""LeRobot v3.0 on-disk rules (lerobot/datasets/utils.py of lerobot 0.4.x): file
+templates, chunking, the default per-frame features."""
+from __future__ import annotations
+
+CODEBASE_VERSION = "v3.0"
+CHUNKS_SIZE = 1000                 # files per chunk folder
+DATA_FILES_SIZE_IN_MB = 100        # a data parquet file grows to about this, then a new one starts
+VIDEO_FILES_SIZE_IN_MB = 200       # declared; copied videos stay one file per episode
+
+DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+TASKS_PATH = "meta/tasks.parquet"
+INFO_PATH = "meta/info.json"
+STATS_PATH = "meta/stats.json"
+
+DEFAULT_FEATURES = {
+    "timestamp": {"dtype": "float32", "shape": [1], "names": None},
+    "frame_index": {"dtype": "int64", "shape": [1], "names": None},
+    "episode_index": {"dtype": "int64", "shape": [1], "names": None},
+    "index": {"dtype": "int64", "shape": [1], "names": None},
+    "task_index": {"dtype": "int64", "shape": [1], "names": None},
+}
+QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)   # stats keys q01 q10 q50 q90 q99
+
+
+def chunk_file(n: int, chunks_size: int = CHUNKS_SIZE) -> tuple[int, int]:
+    """(chunk_index, file_index) of the n-th file (0-based) of one kind."""
+    return n // chunks_size, n % chunks_size
