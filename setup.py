@@ -11,6 +11,7 @@ setup(
     packages=find_packages(include=["egorec_ros", "egorec_ros.*"]),
     package_data={"egorec_ros": ["py.typed"]},
     data_files=[("share/egorec_ros/config/rigs", sorted(glob.glob("config/rigs/*.yaml"))),
+                ("share/egorec_ros/config", sorted(glob.glob("config/*.xml"))),
                 ("share/egorec_ros/msg", sorted(glob.glob("msg/*.msg")))],
     install_requires=[
         "numpy>=1.24",
@@ -22,6 +23,9 @@ setup(
         "rosbags>=0.10.4,<0.12",
         "PyYAML>=6",
         "tqdm>=4.60",
+        # DDS transport (no ROS needed). Pinned: egorec_ros.transport.dds.rawio uses its
+        # private C layer (raw CDR write/take); test_transport_dds.py guards the bytes.
+        "cyclonedds==11.0.1",
     ],
     extras_require={
         "test": ["pytest>=7", "hypothesis>=6.80"],
