@@ -1,6 +1,12 @@
-"""egorec record --rig RIG --sim --episodes N --seconds S --out ROOT"""
+"""egorec record --rig RIG [--sim] --episodes N --seconds S --out ROOT
+
+Without --sim the samples come from the rig's topics over DDS (cyclonedds, no ROS
+needed; ROS_DOMAIN_ID and CYCLONEDDS_URI apply), e.g. from `egorec sim-devices` or
+real ROS 2 driver nodes."""
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import time
 from pathlib import Path
@@ -16,8 +22,8 @@ from egorec_ros.store import TaskWriter
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("record", help="record episodes (from simulated devices with --sim; on a robot use "
-                                      "`ros2 launch egorec_ros record.launch.py`)")
+    p = sub.add_parser("record", help="record episodes from the rig's ROS topics over DDS (no ROS needed), "
+                                      "or from in-process simulated devices with --sim")
     options.add_rig_options(p)
     p.add_argument("--sim", action="store_true", help="record from simulated devices, in real time, no ROS needed")
     p.add_argument("--episodes", type=int, default=1)
@@ -27,6 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--task", help="task name (default: the rig name)")
     p.add_argument("--seed", type=int, default=0, help="simulation seed")
     p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
+    p.add_argument("--wait", type=float, default=10.0,
+                   help="without --sim: seconds to wait for every stream's first message before recording")
     p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
                    help="latency budget D: a row waits this long for its samples")
     options.add_codec_options(p)
@@ -34,17 +42,14 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    if not args.sim:
-        print("egorec record: without --sim the devices come from ROS topics; start the recorder node with "
-              "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
-        return 2
     rig = options.rig_from(args)
     task_dir = Path(args.out) / (args.task or rig.name)
+    if not args.sim:   # launch and systemd stop with SIGTERM: commit the running episode as Ctrl-C does
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     with TaskWriter(task_dir, codec=options.codec_from(args), depth_container=args.depth) as writer:
         recorder = Recorder(rig, writer, config=AssemblyConfig(latency_ms=args.latency_ms))
         try:
-            with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
-                time.sleep(0.5)  # let every device deliver once before the first episode
+            with _source(rig, recorder, args):
                 for n in range(args.episodes):
                     _record_one(recorder, n, args)
                     if n + 1 < args.episodes:
@@ -53,6 +58,23 @@ def run(args) -> int:
             recorder.close()
     print(f"task directory: {task_dir}")
     return 0
+
+
+@contextlib.contextmanager
+def _source(rig, recorder: Recorder, args):
+    """Simulated devices in this process, or the rig's topics over DDS."""
+    if args.sim:
+        with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
+            time.sleep(0.5)  # let every device deliver once before the first episode
+            yield
+        return
+    from egorec_ros.recorder.dds_source import dds_input, wait_for_streams
+    with dds_input(rig, recorder) as live:
+        print(f"subscribed over DDS to {len(live.topics)} topics of rig {rig.name}", file=sys.stderr)
+        silent = wait_for_streams(live, [s.id for s in rig.streams.values() if s.topic], args.wait)
+        if silent:
+            print(f"still silent after {args.wait:.0f} s (recording anyway): {', '.join(silent)}", file=sys.stderr)
+        yield
 
 
 def _record_one(recorder: Recorder, n: int, args) -> None:

@@ -46,6 +46,7 @@ class RecorderStatus:
     backlog: dict[str, int]
     idle_samples: int
     overflow: dict[str, int]      # dropped at hand-over: the tick thread was too far behind
+    invalid: dict[str, int] = field(default_factory=dict)  # messages that could not be decoded (live input)
 
 
 class Recorder:
@@ -54,6 +55,7 @@ class Recorder:
         self.rig, self.writer, self.config, self.clock = rig, writer, config, clock
         self._inbox: queue.Queue[Sample] = queue.Queue(maxsize=MAX_INBOX)
         self._overflow: Counter[str] = Counter()
+        self._invalid: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._episode: _Episode | None = None
         self._idle = 0
@@ -74,11 +76,18 @@ class Recorder:
             with self._lock:
                 self._overflow[sample.stream] += 1
 
+    def count_invalid(self, stream: str) -> None:
+        """A message of ``stream`` that could not be decoded (truncated CDR, wrong sizes, zero
+        stamp): counted into the episode's drop_stats as ``invalid_messages``."""
+        with self._lock:
+            self._invalid[stream] += 1
+
     def start_episode(self, *, task: str | None = None) -> None:
         with self._lock:
             if self._episode is not None:
                 raise RuntimeError("an episode is already being recorded; stop it first")
             self._overflow.clear()
+            self._invalid.clear()
             now = self.clock()
             output = EpisodeOutput(self.writer, self.rig, task=task,
                                    created_at=(now + self.config.wall_offset_ns) / 1e9)
@@ -106,7 +115,7 @@ class Recorder:
             recording=episode is not None, rows=episode.assembler.rows if episode else 0,
             received={k: c.received for k, c in counts.items()},
             dropped={k: sum(problems(c.to_json()).values()) for k, c in counts.items()},
-            backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow))
+            backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow), invalid=dict(self._invalid))
 
     def close(self) -> None:
         if self._episode is not None:
@@ -156,7 +165,10 @@ class Recorder:
             with self._lock:
                 if self._overflow:
                     drops["recorder_overflow"] = dict(self._overflow)
+                if self._invalid:
+                    drops["invalid_messages"] = dict(self._invalid)
                 self._overflow.clear()
+                self._invalid.clear()
             if episode.output.episode is not None:
                 episode.result = episode.output.episode.end(drops)
             self._finish(episode)
