@@ -12,7 +12,8 @@ setup(
     package_data={"egorec_ros": ["py.typed"]},
     data_files=[("share/egorec_ros/config/rigs", sorted(glob.glob("config/rigs/*.yaml"))),
                 ("share/egorec_ros/config", sorted(glob.glob("config/*.xml"))),
-                ("share/egorec_ros/msg", sorted(glob.glob("msg/*.msg")))],
+                ("share/egorec_ros/msg", sorted(glob.glob("msg/*.msg"))),
+                ("share/egorec_ros/srv", sorted(glob.glob("srv/*.srv")))],
     install_requires=[
         "numpy>=1.24",
         "pyarrow>=14",

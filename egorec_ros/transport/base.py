@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal, Protocol
 
 RawCallback = Callable[[bytes, int], None]   # (serialized CDR incl. 4-byte encapsulation header, host arrival ns)
+ServiceHandler = Callable[[bytes], bytes]    # serialized <srv>_Request -> serialized <srv>_Response
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,14 @@ class Transport(Protocol):
         Callbacks come from a transport thread; they must not block."""
 
     def publisher(self, topic: str, msgtype: str, qos: QoS) -> Publisher: ...
+
+    def serve(self, service: str, srvtype: str, handler: ServiceHandler) -> Subscription:
+        """Answer calls of ``service`` (full ROS name) of type ``srvtype`` (``egorec_ros/srv/Start``):
+        ``handler`` gets the serialized ``<srvtype>_Request`` and returns the serialized
+        ``<srvtype>_Response`` (plain CDR, as rosbags' typestore writes them)."""
+
+    def call(self, service: str, srvtype: str, request: bytes, timeout_s: float = 5.0) -> bytes:
+        """Call a service; TimeoutError when no server answers in time."""
 
     def topics(self) -> dict[str, list[str]]:
         """Topics seen on the graph (ROS names) -> their ROS message types."""

@@ -21,7 +21,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from egorec_ros.transport.base import QoS, RawCallback
+from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
 from egorec_ros.transport.dds.names import dds_topic, domain_id, ros_topic, ros_type
 from egorec_ros.transport.dds.rawio import ANY, take_raw, write_raw
 from egorec_ros.transport.dds.types import idl_type
@@ -78,15 +78,17 @@ class DdsTransport:
     # ---- interface ---------------------------------------------------------------------
 
     def subscribe(self, topic: str, msgtype: str, qos: QoS, callback: RawCallback) -> DdsSubscription:
-        reader = DataReader(self.participant, self._topic(dds_topic(topic), msgtype), qos=dds_qos(qos))
-        sub = DdsSubscription(reader, ReadCondition(reader, ANY), callback, self)
-        with self._lock:
-            self._subs.append(sub)
-            self._waitset.attach(sub.condition)
-        return sub
+        return self.open_reader(dds_topic(topic), idl_type(msgtype), qos, callback)
 
     def publisher(self, topic: str, msgtype: str, qos: QoS) -> DdsPublisher:
-        return DdsPublisher(DataWriter(self.participant, self._topic(dds_topic(topic), msgtype), qos=dds_qos(qos)))
+        return DdsPublisher(self.open_writer(dds_topic(topic), idl_type(msgtype), qos))
+
+    def serve(self, service: str, srvtype: str, handler: ServiceHandler) -> DdsService:
+        return DdsService(self, service, srvtype, handler)
+
+    def call(self, service: str, srvtype: str, request: bytes, timeout_s: float = 5.0) -> bytes:
+        with DdsClient(self, service, srvtype) as client:
+            return client.call(request, timeout_s)
 
     def topics(self) -> dict[str, list[str]]:
         if self._graph is None:
@@ -115,11 +117,23 @@ class DdsTransport:
 
     # ---- internals ---------------------------------------------------------------------
 
-    def _topic(self, name: str, msgtype: str) -> Topic:
-        key = (name, msgtype)
+    def open_reader(self, dds_name: str, idl: type, qos: QoS, callback: RawCallback) -> DdsSubscription:
+        """A reader of a DDS topic by its wire name; samples go to ``callback`` from the reader thread."""
+        reader = DataReader(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
+        sub = DdsSubscription(reader, ReadCondition(reader, ANY), callback, self)
+        with self._lock:
+            self._subs.append(sub)
+            self._waitset.attach(sub.condition)
+        return sub
+
+    def open_writer(self, dds_name: str, idl: type, qos: QoS) -> DataWriter:
+        return DataWriter(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
+
+    def _topic(self, name: str, idl: type) -> Topic:
+        key = (name, idl.__idl_typename__)
         with self._lock:
             if key not in self._topics:
-                self._topics[key] = Topic(self.participant, name, idl_type(msgtype))
+                self._topics[key] = Topic(self.participant, name, idl)
             return self._topics[key]
 
     def _unsubscribe(self, sub: DdsSubscription) -> None:
@@ -146,3 +160,6 @@ class DdsTransport:
                         if sub.errors == 1:
                             print(f"egorec dds: callback for {sub.reader.topic.name} failed: {exc!r}",
                                   file=sys.stderr)
+
+
+from egorec_ros.transport.dds.services import DdsClient, DdsService  # noqa: E402 - they use DdsTransport

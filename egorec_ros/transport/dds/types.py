@@ -72,3 +72,20 @@ def _field_type(desc: tuple, store: Typestore):
         inner = _field_type(sub, store)
         return t.sequence[inner, size] if size else t.sequence[inner]
     raise ValueError(f"unknown field node {desc!r}")
+
+
+@lru_cache(maxsize=None)
+def service_wrapper_type(srvtype: str, half: str) -> type[IdlStruct]:
+    """The DDS type of a service request or reply as rmw_cyclonedds_cpp puts it on the wire:
+    ``pkg::srv::dds_::Name_Request_`` (``_Response_``) = {uint64 guid, int64 seq} + the fields."""
+    if half not in ("Request", "Response"):
+        raise ValueError(f"half must be 'Request' or 'Response', got {half!r}")
+    ros_type = f"{srvtype}_{half}"
+    store = ros2_typestore()
+    if ros_type not in store.fielddefs:
+        raise KeyError(f"service type {srvtype} is not in the typestore (no {ros_type})")
+    fields = {"client_guid": t.uint64, "sequence_number": t.int64}
+    fields.update({name: _field_type(desc, store) for name, desc in store.fielddefs[ros_type][1]})
+    cls = make_idl_struct(ros_type.rsplit("/", 1)[1] + "_", dds_type_name(ros_type), fields)
+    cls.__idl_annotations__["extensibility"] = "final"
+    return cls
