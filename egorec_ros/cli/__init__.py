@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from egorec_ros.cli import (convert_cmd, demo_cmd, inspect_cmd, record_cmd, recover_cmd, sim_devices_cmd,
-                            validate_cmd)
+from egorec_ros.cli import (convert_cmd, ctl_cmd, demo_cmd, inspect_cmd, record_cmd, recorder_cmd, recover_cmd,
+                            sim_devices_cmd, validate_cmd)
 from egorec_ros.version import __version__
 
-SUBCOMMANDS = [demo_cmd, record_cmd, convert_cmd, validate_cmd, inspect_cmd, recover_cmd, sim_devices_cmd]
+SUBCOMMANDS = [demo_cmd, record_cmd, convert_cmd, validate_cmd, inspect_cmd, recover_cmd, sim_devices_cmd, recorder_cmd,
+               ctl_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -35,6 +35,8 @@ class _Episode:
     result: EpisodeResult | None = None
     report: AssemblyReport | None = None
     error: BaseException | None = None
+    abort: bool = False                   # discard instead of commit (§1.3: the number is freed)
+    aborted_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class RecorderStatus:
     idle_samples: int
     overflow: dict[str, int]      # dropped at hand-over: the tick thread was too far behind
     invalid: dict[str, int] = field(default_factory=dict)  # messages that could not be decoded (live input)
+    late: dict[str, int] = field(default_factory=dict)     # of dropped: arrived after their row's deadline
 
 
 class Recorder:
@@ -106,6 +109,18 @@ class Recorder:
             raise episode.error
         return episode.result, episode.report
 
+    def abort_episode(self, timeout_s: float = 60.0) -> int | None:
+        """Discard the running episode; its number is freed for the next one (§1.3). Returns the
+        number it had, or None when no row had been built yet (nothing was staged)."""
+        with self._lock:
+            episode = self._episode
+            if episode is None:
+                raise RuntimeError("no episode is being recorded")
+            episode.abort = True
+        if not episode.done.wait(timeout_s):
+            raise TimeoutError(f"episode was not discarded within {timeout_s} s")
+        return episode.aborted_index
+
     def status(self) -> RecorderStatus:
         with self._lock:
             episode = self._episode
@@ -115,7 +130,8 @@ class Recorder:
             recording=episode is not None, rows=episode.assembler.rows if episode else 0,
             received={k: c.received for k, c in counts.items()},
             dropped={k: sum(problems(c.to_json()).values()) for k, c in counts.items()},
-            backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow), invalid=dict(self._invalid))
+            backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow), invalid=dict(self._invalid),
+            late={k: c.late for k, c in counts.items()})
 
     def close(self) -> None:
         if self._episode is not None:
@@ -150,6 +166,15 @@ class Recorder:
         """Push the batch and build the rows that are due; finish the episode once its last
         row is due. Samples that arrived after stop + D belong to no episode (as in replay)."""
         assembler = episode.assembler
+        if episode.abort:
+            try:
+                if episode.output.episode is not None:
+                    episode.aborted_index = episode.output.episode.index
+                    episode.output.episode.abort()
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller of abort_episode
+                episode.error = exc
+            self._finish(episode)
+            return
         try:
             stop = episode.stop_ns
             for i, sample in enumerate(batch):

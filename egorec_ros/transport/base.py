@@ -35,7 +35,7 @@ SENSOR_DATA = QoS("best_effort", 5, "volatile")     # rmw_qos_profile_sensor_dat
 # A best-effort subscriber matches reliable and best-effort publishers alike (a reliable
 # one would not match realsense2_camera's best-effort images); the depth absorbs bursts.
 RECORDER = QoS("best_effort", 50, "volatile")
-LATCHED = QoS("reliable", 1, "transient_local")     # last value for late joiners (markers, status)
+LATCHED = QoS("reliable", 1, "transient_local")     # the last value reaches late joiners (like /tf_static)
 
 PROFILES = {"default": DEFAULT, "sensor_data": SENSOR_DATA, "recorder": RECORDER, "latched": LATCHED}
 

@@ -11,6 +11,7 @@ the server copies both into the reply. See rmw_cyclonedds_cpp ``serdata.hpp``
 from __future__ import annotations
 
 import itertools
+import queue
 import struct
 import sys
 import threading
@@ -45,10 +46,14 @@ def wrap(cdr: bytes, guid: int, seq: int) -> bytes:
 
 
 class DdsService:
-    """Answers one service; ``close()`` stops answering."""
+    """Answers one service; ``close()`` stops answering. The handler runs on the service's own
+    thread, so a slow one (stop: commit an episode) never holds up the transport's readers."""
 
     def __init__(self, transport: DdsTransport, service: str, srvtype: str, handler: ServiceHandler) -> None:
         self.service, self._handler = service, handler
+        self._queue: queue.Queue[tuple[int, int, bytes] | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._work, name=f"egorec-srv{service}", daemon=True)
+        self._thread.start()
         self._writer = transport.open_writer(dds_topic(service, REPLY_PREFIX, "Reply"),
                                              service_wrapper_type(srvtype, "Response"), SERVICES_QOS)
         self._sub = transport.open_reader(dds_topic(service, REQUEST_PREFIX, "Request"),
@@ -60,10 +65,20 @@ class DdsService:
         except ValueError as exc:
             print(f"egorec dds: {self.service}: ignored a request: {exc}", file=sys.stderr)
             return
-        write_raw(self._writer._ref, wrap(self._handler(request), guid, seq))
+        self._queue.put((guid, seq, request))
+
+    def _work(self) -> None:
+        while (job := self._queue.get()) is not None:
+            guid, seq, request = job
+            try:
+                write_raw(self._writer._ref, wrap(self._handler(request), guid, seq))
+            except Exception as exc:  # noqa: BLE001 - one failed call must not end the service
+                print(f"egorec dds: {self.service}: the call failed: {exc!r}", file=sys.stderr)
 
     def close(self) -> None:
         self._sub.close()
+        self._queue.put(None)
+        self._thread.join()
 
 
 class DdsClient:
@@ -77,7 +92,8 @@ class DdsClient:
                                              service_wrapper_type(srvtype, "Request"), SERVICES_QOS)
         self._sub = transport.open_reader(dds_topic(service, REPLY_PREFIX, "Reply"),
                                           service_wrapper_type(srvtype, "Response"), SERVICES_QOS, self._on_reply)
-        self.guid = self._writer.get_instance_handle()      # as rmw_cyclonedds_cpp's clients do
+        # as rmw_cyclonedds_cpp's clients do: the request writer's instance handle, as a uint64
+        self.guid = self._writer.get_instance_handle() & 0xFFFF_FFFF_FFFF_FFFF
         self._seq = itertools.count(1)
         self._replies: dict[int, bytes] = {}
         self._cond = threading.Condition()
