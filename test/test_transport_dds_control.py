@@ -88,10 +88,12 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             assert "episode_index 1" in ctl(dds_env, "start", "--instruction", "pick the cup")
             assert watch.wait(lambda s: s.state == "recording" and s.rows > 20)
             assert "rows committed" in ctl(dds_env, "stop")
+            assert watch.wait(streams_fresh)
             assert "episode_index 2" in ctl(dds_env, "start")
             time.sleep(1.0)
             assert "discarded" in ctl(dds_env, "abort")
             assert json.loads((out / "t" / "meta" / "recycled_episode.json").read_text())["episode_index"] == 2
+            assert watch.wait(streams_fresh)
             assert "episode_index 2" in ctl(dds_env, "start", "--instruction", "place the cup")
             assert watch.wait(lambda s: s.rows > 20)
 
@@ -112,13 +114,14 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
 
             # marker topic: the converter's start/stop words
             marker = transport.publisher(MARKER, "std_msgs/msg/String", DEFAULT)
-            time.sleep(0.5)
+            assert watch.wait(streams_fresh)
             marker.publish(STORE.serialize_cdr(STORE.types["std_msgs/msg/String"](data="START"), "std_msgs/msg/String"))
             assert watch.wait(lambda s: s.state == "recording" and s.episode_index == 3 and s.rows > 20)
             marker.publish(STORE.serialize_cdr(STORE.types["std_msgs/msg/String"](data="stop"), "std_msgs/msg/String"))
             assert watch.wait(lambda s: s.state == "idle")
 
             # SIGTERM (as launch sends it) commits the running episode
+            assert watch.wait(streams_fresh)
             ctl(dds_env, "start")
             assert watch.wait(lambda s: s.rows > 20)
         recorder.send_signal(signal.SIGTERM)
