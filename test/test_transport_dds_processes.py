@@ -44,7 +44,7 @@ def stop(proc: subprocess.Popen, timeout: float = 30) -> str:
 def sent_stamps(log: Path) -> dict[str, set[int]]:
     sent: dict[str, set[int]] = defaultdict(set)
     for line in log.read_text().splitlines():
-        stream, stamp = line.split()
+        stream, stamp, _sent = line.split()
         sent[stream].add(int(stamp))
     return sent
 

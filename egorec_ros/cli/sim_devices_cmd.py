@@ -17,7 +17,7 @@ def add_parser(sub) -> None:
     p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
     p.add_argument("--qos", default="sensor_data", choices=("sensor_data", "default"),
                    help="publisher QoS profile (sensor_data: best effort, like camera drivers)")
-    p.add_argument("--log", help="write one line 'STREAM STAMP_NS' per published message to this file")
+    p.add_argument("--log", help="write one line 'STREAM STAMP_NS SENT_NS' per published message to this file")
     p.set_defaults(run=run)
 
 
@@ -30,7 +30,7 @@ def run(args) -> int:
     rig = options.rig_from(args)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     log = open(args.log, "w", encoding="utf-8") if args.log else None   # noqa: SIM115 - closed below
-    on_sent = (lambda stream, stamp: log.write(f"{stream} {stamp}\n")) if log else None
+    on_sent = (lambda stream, stamp, sent: log.write(f"{stream} {stamp} {sent}\n")) if log else None
     transport = DdsTransport()
     try:
         publisher = SimPublisher(rig, transport, qos=qos_from(args.qos), seed=args.seed,

@@ -10,6 +10,7 @@ drivers publish it. ``sent`` records what went out (stream, stamp) for checks.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from typing import Callable
 
@@ -29,7 +30,7 @@ from egorec_ros.sim.live import LiveRig
 from egorec_ros.sim.plan import Sizes
 from egorec_ros.transport.base import SENSOR_DATA, QoS, Transport
 
-SentLog = Callable[[str, int], None]      # (stream id, header stamp ns) after each publish
+SentLog = Callable[[str, int, int], None]   # (stream id, header stamp ns, host time just before publishing)
 
 
 class SimPublisher:
@@ -73,15 +74,16 @@ class SimPublisher:
         if spec is None:
             return
         msgtype = self._types[spec.id]
-        self._pubs[spec.id].publish(self._store.serialize_cdr(sample_message(self._store, spec, msgtype, sample),
-                                                              msgtype))
+        cdr = self._store.serialize_cdr(sample_message(self._store, spec, msgtype, sample), msgtype)
+        sent_ns = time.time_ns()
+        self._pubs[spec.id].publish(cdr)
         if spec.id in self._infos:
             pub, device = self._infos[spec.id]
             pub.publish(self._store.serialize_cdr(self._camera_info(spec, device, sample), CAMERA_INFO))
         with self._lock:
             self.sent[spec.id] += 1
             if self._on_sent is not None:
-                self._on_sent(spec.id, sample.stamp_ns)
+                self._on_sent(spec.id, sample.stamp_ns, sent_ns)
 
     def _camera_info(self, spec: StreamSpec, device: Device, sample: Sample) -> object:
         """The device's calibration (left camera) or a pinhole with a 90° field of view."""
