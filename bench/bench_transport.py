@@ -132,10 +132,11 @@ def main() -> None:
             time.sleep(0.05)
         pub = subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size",
                                 args.size, "--clean", "--log", str(tmp / "sent.log")], env=env,
-                               stderr=subprocess.DEVNULL)
+                               stderr=subprocess.PIPE, text=True)
         time.sleep(args.seconds)
         pub.send_signal(signal.SIGINT)
-        pub.wait()
+        _, pub_err = pub.communicate()
+        lag = [ln for ln in pub_err.splitlines() if "behind schedule" in ln]
         time.sleep(1.0)                   # what is still in flight
         for role in subs:
             (tmp / f"{role}.stop").touch()
@@ -147,7 +148,8 @@ def main() -> None:
             sent[stream][int(stamp)] = int(at)
         results = {role: json.loads((tmp / f"{role}.json").read_text()) for role in subs}
     print(f"load average after:  {os.getloadavg()}")
-    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher 'egorec sim-devices' (best effort)\n")
+    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher 'egorec sim-devices' (best effort); "
+          f"publisher {lag[0].rsplit(';', 1)[-1].strip() if lag else '(no report)'}\n")
     head = f"{'stream':30s} {'sent':>6s}"
     for role in results:
         head += f" | {role:>8s} rx  loss  p50 ms  p99 ms"

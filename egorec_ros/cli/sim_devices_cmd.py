@@ -44,7 +44,8 @@ def run(args) -> int:
             pass
         finally:
             publisher.stop()
-        print("sent: " + ", ".join(f"{k} {v}" for k, v in sorted(publisher.sent.items())), file=sys.stderr)
+        print("sent: " + ", ".join(f"{k} {v}" for k, v in sorted(publisher.sent.items()))
+              + f"; worst delivery behind schedule {publisher.max_lag_ns / 1e6:.0f} ms", file=sys.stderr)
     finally:
         transport.close()
         if log:

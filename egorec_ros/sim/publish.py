@@ -62,6 +62,11 @@ class SimPublisher:
     def stop(self) -> None:
         self._live.stop()
 
+    @property
+    def max_lag_ns(self) -> int:
+        """Worst delivery behind the simulated schedule (a busy machine makes stamps lag behind now)."""
+        return self._live.max_lag_ns
+
     def __enter__(self) -> SimPublisher:
         self.start()
         return self
