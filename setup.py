@@ -11,7 +11,8 @@ setup(
     packages=find_packages(include=["egorec_ros", "egorec_ros.*"]),
     package_data={"egorec_ros": ["py.typed"]},
     data_files=[("share/egorec_ros/config/rigs", sorted(glob.glob("config/rigs/*.yaml"))),
-                ("share/egorec_ros/config", sorted(glob.glob("config/*.xml"))),
+                ("share/egorec_ros/config", sorted(glob.glob("config/*.xml") + glob.glob("config/*.yaml"))),
+                ("share/egorec_ros/launch", sorted(glob.glob("launch/*.py"))),
                 ("share/egorec_ros/msg", sorted(glob.glob("msg/*.msg"))),
                 ("share/egorec_ros/srv", sorted(glob.glob("srv/*.srv")))],
     install_requires=[
