@@ -10,7 +10,8 @@ def add_parser(sub) -> None:
     p.add_argument("--name", default="egorec_recorder", help="the recorder's node name")
     p.add_argument("--task", default="", help="start: task folder (default: the recorder's current one)")
     p.add_argument("--instruction", default="", help="start: the episode's task text")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the recorder")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds to wait for the recorder (stop waits until the episode is committed)")
     p.set_defaults(run=run)
 
 

@@ -33,6 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--task", help="task name (default: the rig name)")
     p.add_argument("--seed", type=int, default=0, help="simulation seed")
     p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
+    p.add_argument("--bag", help="without --sim: also write every received message to this new rosbag2 (mcap) "
+                                 "folder; each episode prints the --range that converts it back")
     p.add_argument("--wait", type=float, default=10.0,
                    help="without --sim: seconds to wait for every stream's first message before recording")
     p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
@@ -69,7 +71,7 @@ def _source(rig, recorder: Recorder, args):
             yield
         return
     from egorec_ros.recorder.dds_source import dds_input, wait_for_streams
-    with dds_input(rig, recorder) as live:
+    with dds_input(rig, recorder, bag=args.bag) as live:
         print(f"subscribed over DDS to {len(live.topics)} topics of rig {rig.name}", file=sys.stderr)
         silent = wait_for_streams(live, [s.id for s in rig.streams.values() if s.topic], args.wait)
         if silent:
@@ -97,3 +99,6 @@ def _record_one(recorder: Recorder, n: int, args) -> None:
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
     for sid, c in drops.items():
         print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    if getattr(args, "bag", None):
+        print(f"    in the bag: egorec convert {args.bag} --range-origin epoch "
+              f"--range {report.start_ns / 1e9:.9f} {report.stop_ns / 1e9:.9f}")

@@ -17,6 +17,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
+from typing import Callable
 
 from rosbags.serde import SerdeError
 
@@ -31,6 +32,7 @@ from egorec_ros.rig.model import Rig, StreamSpec
 from egorec_ros.transport.base import RECORDER, QoS, Subscription, Transport
 
 MSG_TYPE_OPTION = "msg_type"
+Tap = Callable[[str, str, bytes, int], None]     # (topic, type, serialized message, arrival ns), e.g. a BagTap
 FAR_TOLERANCE_NS = 2_000_000_000
 
 
@@ -60,8 +62,8 @@ class LiveInput:
     publishers), or stream id -> QoS for exceptions."""
 
     def __init__(self, rig: Rig, transport: Transport, recorder: Recorder, *,
-                 qos: QoS | dict[str, QoS] = RECORDER, source: str = "live") -> None:
-        self.recorder, self.source = recorder, source
+                 qos: QoS | dict[str, QoS] = RECORDER, source: str = "live", tap: Tap | None = None) -> None:
+        self.recorder, self.source, self.tap = recorder, source, tap
         self._store = ros2_typestore()
         self._lock = threading.Lock()
         self.received: Counter[str] = Counter()       # decoded samples per stream
@@ -86,6 +88,8 @@ class LiveInput:
         self.topics = sorted(by_topic)
 
     def on_message(self, topic: str, msgtype: str, routes: list[_Route], cdr: bytes, arrival_ns: int) -> None:
+        if self.tap is not None:
+            self.tap(topic, msgtype, cdr, arrival_ns)
         try:
             msg = self._store.deserialize_cdr(cdr, msgtype)
         except (SerdeError, ValueError, IndexError) as exc:
