@@ -20,7 +20,7 @@ from egorec_ros.transport.base import DEFAULT, RECORDER
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
 
-RIG, SIZE, NAME, MARKER = "gripper_single", "320x240", "rec_t8", "/t8/marker"
+RIG, SIZE, NAME, MARKER = "uvc_pair", "320x240", "rec_t8", "/t8/marker"   # light: the machine may be shared
 STORE = ros2_typestore()
 
 

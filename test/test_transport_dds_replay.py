@@ -14,7 +14,7 @@ import pytest
 
 from egorec_ros.transport.dds.loopback import loopback_env
 
-RIG, SIZE = "gripper_single", "320x240"
+RIG, SIZE = "uvc_pair", "320x240"   # light: the simulated devices must keep up on a shared machine
 
 
 @pytest.fixture
