@@ -99,6 +99,6 @@ def _record_one(recorder: Recorder, n: int, args) -> None:
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
     for sid, c in drops.items():
         print(f"    {sid}: " + ", ".join(f"{k} {v}" for k, v in c.items()))
-    if getattr(args, "bag", None):
+    if args.bag:
         print(f"    in the bag: egorec convert {args.bag} --range-origin epoch "
               f"--range {report.start_ns / 1e9:.9f} {report.stop_ns / 1e9:.9f}")

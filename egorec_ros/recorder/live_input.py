@@ -92,9 +92,9 @@ class LiveInput:
             self.tap(topic, msgtype, cdr, arrival_ns)
         try:
             msg = self._store.deserialize_cdr(cdr, msgtype)
-        except (SerdeError, ValueError, IndexError) as exc:
+        except (SerdeError, ValueError, IndexError):
             for route in routes:
-                self._invalid(route.spec.id, f"{topic}: {exc}")
+                self._invalid(route.spec.id)
             return
         ctx = MessageContext(self.source, topic, arrival_ns)
         for route in routes:
@@ -105,22 +105,27 @@ class LiveInput:
             header = header_ns(picked)
             stamp = route.clock.stamp(header, arrival_ns, ctx)
             if stamp is None:
-                self._invalid(spec.id, f"{ctx}: header stamp is zero")
+                self._invalid(spec.id)
                 continue
             try:
                 payload = route.rule.payload(picked, ctx)
-            except (ValueError, TypeError, IndexError) as exc:   # PayloadError and malformed arrays
-                self._invalid(spec.id, str(exc))
+            except (ValueError, TypeError, IndexError):   # PayloadError and malformed arrays
+                self._invalid(spec.id)
                 continue
             with self._lock:
                 self.received[spec.id] += 1
                 self.last_arrival_ns[spec.id] = arrival_ns
             self.recorder.on_sample(Sample(spec.id, stamp, arrival_ns, payload, route.clock.raw_stamp(header)))
 
-    def _invalid(self, stream: str, _why: str) -> None:
+    def _invalid(self, stream: str) -> None:
         with self._lock:
             self.invalid[stream] += 1
         self.recorder.count_invalid(stream)
+
+    def snapshot(self) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+        """(received, invalid, last arrival ns) per stream, consistent with each other."""
+        with self._lock:
+            return dict(self.received), dict(self.invalid), dict(self.last_arrival_ns)
 
     def close(self) -> None:
         for sub in self._subs:

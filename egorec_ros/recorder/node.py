@@ -216,9 +216,7 @@ class RecorderNode:
         now_ns, now = time.time_ns(), time.monotonic()
         period, self._last_status = max(1e-3, now - self._last_status), now
         status = self.recorder.status()
-        with self.live._lock:
-            received, invalid = dict(self.live.received), dict(self.live.invalid)
-            last = dict(self.live.last_arrival_ns)
+        received, invalid, last = self.live.snapshot()
         store, streams, diags = self._store, [], []
         for spec in self.rig.streams.values():
             if not spec.topic:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 LOOPBACK_XML = "cyclonedds_loopback.xml"
@@ -9,7 +10,6 @@ LOOPBACK_XML = "cyclonedds_loopback.xml"
 
 def config_file(name: str = LOOPBACK_XML) -> Path:
     """A shipped Cyclone config: the source checkout's ``config/`` or an installed ``share/egorec_ros/config``."""
-    import sys
     candidates = [Path(__file__).resolve().parents[3] / "config" / name,
                   Path(sys.prefix) / "share" / "egorec_ros" / "config" / name]
     for prefix in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):

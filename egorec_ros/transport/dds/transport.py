@@ -24,6 +24,7 @@ from cyclonedds.util import duration
 from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
 from egorec_ros.transport.dds.names import dds_topic, domain_id, ros_topic, ros_type
 from egorec_ros.transport.dds.rawio import ANY, take_raw, write_raw
+from egorec_ros.transport.dds.services import DdsClient, DdsService
 from egorec_ros.transport.dds.types import idl_type
 
 WAIT_NS = 200_000_000        # the reader thread re-checks for new readers / close this often
@@ -161,5 +162,3 @@ class DdsTransport:
                             print(f"egorec dds: callback for {sub.reader.topic.name} failed: {exc!r}",
                                   file=sys.stderr)
 
-
-from egorec_ros.transport.dds.services import DdsClient, DdsService  # noqa: E402 - they use DdsTransport
