@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.codecs.video import CODECS, VideoCodec
 from egorec_ros.rig.load import builtin_rigs, load_rig
 from egorec_ros.rig.model import Rig
@@ -20,6 +21,13 @@ def size(text: str) -> tuple[int, int]:
 def add_rig_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:
     p.add_argument("--rig", required=required, help=f"rig file, or a built-in rig: {', '.join(builtin_rigs())}")
     p.add_argument("--size", type=size, metavar="WxH", help="record every video stream at this size instead of the rig's")
+
+
+def add_recording_options(p: argparse.ArgumentParser) -> None:
+    """Latency budget and codecs: what a live recorder needs."""
+    p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
+                   help="latency budget D: a row waits this long for its samples")
+    add_codec_options(p)
 
 
 def add_codec_options(p: argparse.ArgumentParser) -> None:

@@ -37,9 +37,7 @@ def add_parser(sub) -> None:
                                  "folder; each episode prints the --range that converts it back")
     p.add_argument("--wait", type=float, default=10.0,
                    help="without --sim: seconds to wait for every stream's first message before recording")
-    p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
-                   help="latency budget D: a row waits this long for its samples")
-    options.add_codec_options(p)
+    options.add_recording_options(p)
     p.set_defaults(run=run)
 
 

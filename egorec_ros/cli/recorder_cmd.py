@@ -22,9 +22,7 @@ def add_parser(sub) -> None:
     p.add_argument("--marker-type", choices=("string", "bool"), default="string")
     p.add_argument("--start-words", default="start", help="comma-separated words that start an episode")
     p.add_argument("--stop-words", default="stop", help="comma-separated words that stop an episode")
-    p.add_argument("--latency-ms", type=float, default=AssemblyConfig.latency_ms,
-                   help="latency budget D: a row waits this long for its samples")
-    options.add_codec_options(p)
+    options.add_recording_options(p)
     p.set_defaults(run=run)
 
 
