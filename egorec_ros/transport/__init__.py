@@ -11,6 +11,9 @@ Interface (``egorec_ros.transport.base``):
   live messages exactly as it decodes bag messages (``egorec_ros.recorder.live_input``).
 * ``Transport.publisher(topic, msgtype, qos).publish(cdr)``: send serialized bytes
   (make them with ``egorec_ros.messages.typestores.ros2_typestore().serialize_cdr``).
+* ``Transport.serve(service, srvtype, handler)`` / ``Transport.call(service, srvtype, request)``:
+  ROS services with serialized ``<srvtype>_Request`` / ``_Response`` bytes (over DDS in
+  rmw_cyclonedds_cpp's request/reply format, so ``ros2 service call`` and rclpy clients work).
 * ``Transport.topics()``: ROS topic name -> message types seen on the graph.
 * ``Transport.close()``.
 
