@@ -115,10 +115,20 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             # marker topic: the converter's start/stop words
             marker = transport.publisher(MARKER, "std_msgs/msg/String", DEFAULT)
             assert watch.wait(streams_fresh)
-            marker.publish(STORE.serialize_cdr(STORE.types["std_msgs/msg/String"](data="START"), "std_msgs/msg/String"))
-            assert watch.wait(lambda s: s.state == "recording" and s.episode_index == 3 and s.rows > 20)
-            marker.publish(STORE.serialize_cdr(STORE.types["std_msgs/msg/String"](data="stop"), "std_msgs/msg/String"))
-            assert watch.wait(lambda s: s.state == "idle")
+
+            def say(word: str, until) -> bool:
+                """Publish the word until the recorder shows it took it (the first one may go out
+                before discovery matched the new publisher; repeating a word changes nothing)."""
+                cdr = STORE.serialize_cdr(STORE.types["std_msgs/msg/String"](data=word), "std_msgs/msg/String")
+                for _ in range(60):
+                    marker.publish(cdr)
+                    if watch.wait(until, timeout=1.0):
+                        return True
+                return False
+
+            assert say("START", lambda s: s.state == "recording" and s.episode_index == 3)
+            assert watch.wait(lambda s: s.rows > 20)
+            assert say("stop", lambda s: s.state == "idle")
 
             # SIGTERM (as launch sends it) commits the running episode
             assert watch.wait(streams_fresh)

@@ -20,8 +20,6 @@ from egorec_ros.recorder.live_input import LiveInput
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.resize import with_video_sizes
-from egorec_ros.sim.flaws import CLEAN
-from egorec_ros.sim.publish import SimPublisher
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, QoS
 from egorec_ros.transport.dds import DdsTransport
@@ -67,8 +65,12 @@ def test_ten_thousand_malformed_messages_are_counted(tmp_path, dds_env):
         # reliable with a deep history, so every one of the 10 000 arrives and the count is exact
         live = LiveInput(rig, rec_side, recorder, qos=QoS("reliable", 20_000))
         pubs = {topic: pub_side.publisher(topic, msgtype, DEFAULT) for topic, msgtype, _ in bad[:4]}
-        with SimPublisher(rig, pub_side, flaws=CLEAN, qos=DEFAULT):
-            deadline = time.monotonic() + 30
+        # the devices in their own process, as drivers are: this one floods and records
+        devices = subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", "sim-devices", "--rig", "gripper_single",
+                                    "--size", "160x120", "--clean", "--qos", "default"], env=dds_env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 90
             while len(live.received) < len(rig.streams) and time.monotonic() < deadline:
                 time.sleep(0.05)
             recorder.start_episode()
@@ -77,13 +79,16 @@ def test_ten_thousand_malformed_messages_are_counted(tmp_path, dds_env):
             for i, (topic, _, data) in enumerate(bad):
                 pubs[topic].publish(data)
                 if i % 100 == 99:
-                    time.sleep(0.02)     # leave the simulated devices (same process) their share
+                    time.sleep(0.02)     # paced: the recorder's own work shares this process
             deadline = time.monotonic() + 60
             while sum(live.invalid.values()) < len(bad) and time.monotonic() < deadline:
                 time.sleep(0.05)
             time.sleep(0.5)
             status = recorder.status()
             result, report = recorder.stop_episode()
+        finally:
+            devices.send_signal(signal.SIGINT)
+            devices.wait(timeout=60)
         live.close()
         recorder.close()
     expected = {"gripper.left_force": 5000, "gripper.right_force": 2500, "gripper.left_force_matrix": 2500}
