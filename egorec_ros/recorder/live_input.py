@@ -88,14 +88,19 @@ class LiveInput:
         self.topics = sorted(by_topic)
 
     def on_message(self, topic: str, msgtype: str, routes: list[_Route], cdr: bytes, arrival_ns: int) -> None:
-        if self.tap is not None:
-            self.tap(topic, msgtype, cdr, arrival_ns)
+        handed = self._decode(topic, msgtype, routes, cdr, arrival_ns)
+        if self.tap is not None:   # the bag gets the arrival the recorder judged lateness by
+            self.tap(topic, msgtype, cdr, handed or arrival_ns)
+
+    def _decode(self, topic: str, msgtype: str, routes: list[_Route], cdr: bytes, arrival_ns: int) -> int | None:
+        """Hand the message's samples to the recorder; the arrival it stamped, None if none was handed over."""
+        handed = None
         try:
             msg = self._store.deserialize_cdr(cdr, msgtype)
         except (SerdeError, ValueError, IndexError):
             for route in routes:
                 self._invalid(route.spec.id)
-            return
+            return None
         ctx = MessageContext(self.source, topic, arrival_ns)
         for route in routes:
             spec = route.spec
@@ -115,7 +120,10 @@ class LiveInput:
             with self._lock:
                 self.received[spec.id] += 1
                 self.last_arrival_ns[spec.id] = arrival_ns
-            self.recorder.on_sample(Sample(spec.id, stamp, arrival_ns, payload, route.clock.raw_stamp(header)))
+            sample = Sample(spec.id, stamp, arrival_ns, payload, route.clock.raw_stamp(header))
+            stamped = self.recorder.on_sample(sample)
+            handed = stamped if handed is None else handed
+        return handed
 
     def _invalid(self, stream: str) -> None:
         with self._lock:

@@ -68,16 +68,19 @@ class Recorder:
 
     # ---- any thread -------------------------------------------------------------------
 
-    def on_sample(self, sample: Sample) -> None:
+    def on_sample(self, sample: Sample) -> int:
         """Hand a sample over from any thread. Its arrival is stamped here, on receipt:
-        that is the time the latency budget is measured against. Never blocks the caller:
-        if the tick thread is seconds behind, the sample is dropped and counted (overflow)
-        rather than queued until memory runs out."""
+        that is the time the latency budget is measured against (returned, so a bag of the
+        session can carry the same arrival times). Never blocks the caller: if the tick thread
+        is seconds behind, the sample is dropped and counted (overflow) rather than queued
+        until memory runs out."""
+        arrival_ns = self.clock()
         try:
-            self._inbox.put_nowait(dataclasses.replace(sample, arrival_ns=self.clock()))
+            self._inbox.put_nowait(dataclasses.replace(sample, arrival_ns=arrival_ns))
         except queue.Full:
             with self._lock:
                 self._overflow[sample.stream] += 1
+        return arrival_ns
 
     def count_invalid(self, stream: str) -> None:
         """A message of ``stream`` that could not be decoded (truncated CDR, wrong sizes, zero
