@@ -3,8 +3,11 @@
     .venv/bin/python bench/bench_transport.py [--seconds 60] [--size 640x480]
 
 One run, three processes on loopback (private domain, the loopback Cyclone config):
-* the publisher: ``egorec sim-devices`` (clean simulated devices, best effort like camera
-  drivers), logging every message it sends with the host time just before publishing;
+* the publisher: the rig's messages as drivers publish them (best effort, stamped with the host
+  clock when published, serialized with rosbags), logging each with the host time of publishing.
+  Its pictures are the simulated devices' first second, rendered before timing and cycled, so the
+  publisher measures the transport and not the simulator's renderer (``--sim-devices`` publishes
+  with ``egorec sim-devices`` instead, which renders live and lags on a busy machine);
 * the recorder: ``Recorder`` + ``LiveInput`` over ``DdsTransport`` (decode, assemble, encode,
   write an episode), recording for the whole run;
 * the baseline: a bare cyclonedds subscriber of the same topics that decodes and writes nothing
@@ -109,13 +112,65 @@ def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
     out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": got}))
 
 
+def _publisher(size: str, log: Path) -> None:
+    """Publish the first simulated second of the rig over and over in real time, stamped now."""
+    import dataclasses
+
+    from egorec_ros.converter.bagwrite import sample_message
+    from egorec_ros.messages.typestores import ros2_typestore
+    from egorec_ros.recorder.live_input import stream_msgtype
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+    from egorec_ros.sim.flaws import CLEAN
+    from egorec_ros.sim.replay import simulate
+    from egorec_ros.transport.base import SENSOR_DATA
+    from egorec_ros.transport.dds import DdsTransport
+
+    w, h = (int(v) for v in size.split("x"))
+    rig = with_video_sizes(load_rig(RIG), (w, h))
+    store = ros2_typestore()
+    samples = list(simulate(rig, 1.0, seed=0, start_ns=0, flaws=CLEAN))
+    types = {sid: stream_msgtype(spec) for sid, spec in rig.streams.items() if spec.topic}
+    stop = [False]
+    signal.signal(signal.SIGINT, lambda *_: stop.__setitem__(0, True))
+    lines = []
+    with DdsTransport() as transport:
+        pubs = {sid: transport.publisher(rig.streams[sid].topic, t, SENSOR_DATA) for sid, t in types.items()}
+        time.sleep(1.0)                                      # discovery
+        t0, worst = time.monotonic_ns(), 0
+        for cycle in range(10**9):
+            for sample in samples:
+                due = t0 + cycle * 1_000_000_000 + sample.arrival_ns
+                ahead = due - time.monotonic_ns()
+                if ahead > 0:
+                    time.sleep(ahead / 1e9)
+                worst = max(worst, -ahead)
+                if stop[0]:
+                    break
+                spec, msgtype = rig.streams[sample.stream], types[sample.stream]
+                now = time.time_ns()
+                msg = sample_message(store, spec, msgtype, dataclasses.replace(sample, stamp_ns=now))
+                cdr = store.serialize_cdr(msg, msgtype)
+                sent = time.time_ns()
+                pubs[sample.stream].publish(cdr)
+                lines.append(f"{sample.stream} {now} {sent}")
+            if stop[0]:
+                break
+    log.write_text("\n".join(lines) + "\n")
+    print(f"sent {len(lines)} messages; worst delivery behind schedule {worst / 1e6:.0f} ms", file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--size", default="640x480")
-    ap.add_argument("--role", choices=("bare", "recorder"), help=argparse.SUPPRESS)
+    ap.add_argument("--sim-devices", action="store_true", help="publish with `egorec sim-devices` (live rendering)")
+    ap.add_argument("--role", choices=("bare", "recorder", "publisher"), help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.role == "publisher":
+        _publisher(args.size, Path(args.out))
+        return
     if args.role:
         _subscriber(args.role, args.size, args.seconds, Path(args.out))
         return
@@ -130,9 +185,10 @@ def main() -> None:
                                        env=env) for role in ("bare", "recorder")}
         while not all((tmp / f"{role}.ready").exists() for role in subs):    # both subscribed
             time.sleep(0.05)
-        pub = subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size",
-                                args.size, "--clean", "--log", str(tmp / "sent.log")], env=env,
-                               stderr=subprocess.PIPE, text=True)
+        command = (["-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size", args.size, "--clean"]
+                   if args.sim_devices else [__file__, "--role", "publisher", "--size", args.size, "--out"])
+        pub = subprocess.Popen([sys.executable, *command, *(["--log"] if args.sim_devices else []),
+                                str(tmp / "sent.log")], env=env, stderr=subprocess.PIPE, text=True)
         time.sleep(args.seconds)
         pub.send_signal(signal.SIGINT)
         _, pub_err = pub.communicate()
@@ -148,7 +204,8 @@ def main() -> None:
             sent[stream][int(stamp)] = int(at)
         results = {role: json.loads((tmp / f"{role}.json").read_text()) for role in subs}
     print(f"load average after:  {os.getloadavg()}")
-    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher 'egorec sim-devices' (best effort); "
+    who = "egorec sim-devices" if args.sim_devices else "pre-rendered, stamped on publishing"
+    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher {who} (best effort); "
           f"publisher {lag[0].rsplit(';', 1)[-1].strip() if lag else '(no report)'}\n")
     head = f"{'stream':30s} {'sent':>6s}"
     for role in results:
