@@ -142,3 +142,14 @@ def test_unknown_type_is_named():
 def test_bad_qos_is_refused():
     with pytest.raises(ValueError, match="reliability"):
         QoS("sometimes")
+
+
+def test_stream_qos_defaults_and_overrides():
+    from egorec_ros.transport.base import stream_qos
+    streams = ["cam.rgb", "ego.imu"]
+    assert stream_qos([], streams) == {"cam.rgb": RECORDER, "ego.imu": RECORDER}
+    assert stream_qos(["sensor_data", "ego.imu=default"], streams) == {"cam.rgb": SENSOR_DATA, "ego.imu": DEFAULT}
+    with pytest.raises(ValueError, match="unknown stream 'nope'"):
+        stream_qos(["nope=default"], streams)
+    with pytest.raises(ValueError, match="unknown QoS profile"):
+        stream_qos(["cam.rgb=fast"], streams)

@@ -20,6 +20,9 @@ def add_parser(sub) -> None:
     p.add_argument("--marker", help="marker topic: std_msgs/String start/stop words, or std_msgs/Bool with "
                                     "--marker-type bool (true = recording)")
     p.add_argument("--marker-type", choices=("string", "bool"), default="string")
+    p.add_argument("--qos", action="append", default=[], metavar="[STREAM=]PROFILE",
+                   help="subscription QoS: recorder (default, best effort: matches every publisher), default or "
+                        "sensor_data; STREAM=PROFILE for one stream (repeatable)")
     p.add_argument("--start-words", default="start", help="comma-separated words that start an episode")
     p.add_argument("--stop-words", default="stop", help="comma-separated words that stop an episode")
     options.add_recording_options(p)
@@ -31,13 +34,15 @@ def run(args) -> int:
 
     from egorec_ros.converter.split import BOOL, STRING
     from egorec_ros.recorder.node import NodeConfig, RecorderNode
+    from egorec_ros.transport.base import stream_qos
     from egorec_ros.transport.dds import DdsTransport
 
     rig = options.rig_from(args)
     config = NodeConfig(out=Path(args.out), task=args.task or rig.name, codec=options.codec_from(args),
                         depth_container=args.depth, assembly=AssemblyConfig(latency_ms=args.latency_ms),
                         name=args.name, marker=args.marker, marker_type=BOOL if args.marker_type == "bool" else STRING,
-                        start_words=tuple(args.start_words.split(",")), stop_words=tuple(args.stop_words.split(",")))
+                        start_words=tuple(args.start_words.split(",")), stop_words=tuple(args.stop_words.split(",")),
+                        qos=stream_qos(args.qos, [s.id for s in rig.streams.values() if s.topic]))
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.set())

@@ -12,7 +12,7 @@ from egorec_ros.recorder.node import NodeConfig
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import with_video_sizes
-from egorec_ros.transport.base import QoS, qos_from
+from egorec_ros.transport.base import stream_qos
 
 
 def declare(node: Node, defaults: dict) -> dict:
@@ -33,12 +33,14 @@ def rig_param(value: str, size: str = "") -> Rig:
 RECORDER_DEFAULTS = {
     "rig": "", "size": "", "task": "", "out": "egorec_data", "codec": "h264", "crf": -1, "depth": "mp4",
     "latency_ms": AssemblyConfig.latency_ms, "marker": "", "marker_type": "string",
-    "start_words": ["start"], "stop_words": ["stop"], "qos": "recorder", "silent_after_s": 0.5,
+    "start_words": ["start"], "stop_words": ["stop"], "silent_after_s": 0.5,
+    # subscription QoS: a profile for every stream and/or STREAM=PROFILE (recorder | default | sensor_data)
+    "qos": ["recorder"],
 }
 
 
-def recorder_config(node: Node, params: dict, rig: Rig) -> tuple[NodeConfig, QoS]:
-    qos = qos_from(params["qos"])
+def recorder_config(node: Node, params: dict, rig: Rig) -> NodeConfig:
+    qos = stream_qos(list(params["qos"]), [s.id for s in rig.streams.values() if s.topic])
     config = NodeConfig(
         out=Path(params["out"]).expanduser(), task=params["task"] or rig.name,
         codec=VideoCodec(name=params["codec"], crf=None if params["crf"] < 0 else params["crf"]),
@@ -47,4 +49,4 @@ def recorder_config(node: Node, params: dict, rig: Rig) -> tuple[NodeConfig, QoS
         marker_type=BOOL if params["marker_type"] == "bool" else STRING,
         start_words=tuple(params["start_words"]), stop_words=tuple(params["stop_words"]),
         silent_after_s=float(params["silent_after_s"]), qos=qos)
-    return config, qos
+    return config

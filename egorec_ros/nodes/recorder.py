@@ -21,7 +21,7 @@ def main(args: list[str] | None = None) -> None:
     node = Node("egorec_recorder")
     params = declare(node, RECORDER_DEFAULTS)
     rig = rig_param(params["rig"], params["size"])
-    config, _ = recorder_config(node, params, rig)
+    config = recorder_config(node, params, rig)
     recorder = RecorderNode(rig, RclpyTransport(node), config, log=node.get_logger().info)
     node.get_logger().info(f"rig {rig.name}: {len(recorder.live.topics)} topics; episodes go to "
                            f"{config.out / recorder.task}; call {config.name}/start")

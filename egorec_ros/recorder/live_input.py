@@ -82,9 +82,9 @@ class LiveInput:
         self._subs: list[Subscription] = []
         self._callbacks: list[partial] = []
         for (topic, msgtype), routes in by_topic.items():
-            stream_qos = qos.get(routes[0].spec.id, RECORDER) if isinstance(qos, dict) else qos
+            topic_qos = qos.get(routes[0].spec.id, RECORDER) if isinstance(qos, dict) else qos
             self._callbacks.append(partial(self.on_message, topic, msgtype, routes))
-            self._subs.append(transport.subscribe(topic, msgtype, stream_qos, self._callbacks[-1]))
+            self._subs.append(transport.subscribe(topic, msgtype, topic_qos, self._callbacks[-1]))
         self.topics = sorted(by_topic)
 
     def on_message(self, topic: str, msgtype: str, routes: list[_Route], cdr: bytes, arrival_ns: int) -> None:

@@ -51,6 +51,21 @@ def qos_from(value: str | QoS | None, default: QoS = RECORDER) -> QoS:
     return PROFILES[value]
 
 
+def stream_qos(entries: list[str], streams: list[str]) -> dict[str, QoS]:
+    """``["PROFILE", "STREAM=PROFILE", ...]`` -> stream id -> QoS: a bare profile is the default for
+    every stream (else ``recorder``), ``STREAM=PROFILE`` overrides one stream."""
+    default, overrides = RECORDER, {}
+    for entry in filter(None, (e.strip() for e in entries)):
+        stream, sep, profile = entry.rpartition("=")
+        if not sep:
+            default = qos_from(profile)
+        elif stream not in streams:
+            raise ValueError(f"QoS for unknown stream {stream!r}; the rig's streams: {', '.join(streams)}")
+        else:
+            overrides[stream] = qos_from(profile)
+    return {s: overrides.get(s, default) for s in streams}
+
+
 class Publisher(Protocol):
     def publish(self, cdr: bytes) -> None:
         """Send one serialized message (CDR with its 4-byte encapsulation header)."""
