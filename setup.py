@@ -13,7 +13,8 @@ from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-DATA = {"rigs": ("config/rigs", "*.yaml"), "msg": ("msg", "*.msg")}
+DATA = {"rigs": ("config/rigs", "*.yaml"), "msg": ("msg", "*.msg"), "srv": ("srv", "*.srv"),
+        "config": ("config", "*.xml")}
 
 
 class build_py_with_data(build_py):
@@ -56,6 +57,9 @@ setup(
         "bleak>=0.22,<4",
         # JPEG at IJG quality 95 for the EgoSmith export (FFmpeg mjpeg cannot set it, see export/egosmith/jpeg.py)
         "Pillow>=9",
+        # DDS transport (no ROS needed). Pinned: egorec_ros.transport.dds.rawio uses its
+        # private C layer (raw CDR write/take); test_transport_dds.py guards the bytes.
+        "cyclonedds==11.0.1",
     ],
     extras_require={
         "test": ["pytest>=7", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86"],   # wheel: test_resources

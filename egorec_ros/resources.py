@@ -21,10 +21,10 @@ from importlib import resources
 from pathlib import Path
 
 PACKAGE = "egorec_ros"
-RIGS, MSGS = "rigs", "msg"
+RIGS, MSGS, SRVS, CONFIG = "rigs", "msg", "srv", "config"
 # where each resource lives in the source tree and under share/egorec_ros
-_SHARE = {RIGS: Path("config") / "rigs", MSGS: Path("msg")}
-_SUFFIX = {RIGS: ".yaml", MSGS: ".msg"}
+_SHARE = {RIGS: Path("config") / "rigs", MSGS: Path("msg"), SRVS: Path("srv"), CONFIG: Path("config")}
+_SUFFIX = {RIGS: ".yaml", MSGS: ".msg", SRVS: ".srv", CONFIG: ".xml"}
 _SOURCE = Path(__file__).resolve().parents[1]      # the checkout, when the package runs from one
 
 
@@ -70,3 +70,23 @@ def msg_dir(names: tuple[str, ...]) -> Path:
             f"{', '.join(str(d) for d in search_dirs(MSGS))}; reinstall {PACKAGE} (pip install . ships them "
             f"as package data; colcon installs them to share/{PACKAGE}/msg)")
     return d
+
+
+def srv_dir(names: tuple[str, ...]) -> Path:
+    """The folder with all our .srv files ``names``; FileNotFoundError saying where it looked."""
+    d = find_dir(SRVS, names)
+    if d is None:
+        raise FileNotFoundError(
+            f"the {PACKAGE} service definitions ({', '.join(n + '.srv' for n in names)}) were not found in "
+            f"{', '.join(str(d) for d in search_dirs(SRVS))}; reinstall {PACKAGE}")
+    return d
+
+
+def config_file(name: str) -> Path:
+    """A shipped config file (``config/<name>``, e.g. the Cyclone DDS XML files)."""
+    stem = Path(name).stem
+    d = find_dir(CONFIG, (stem,))
+    if d is None:
+        raise FileNotFoundError(f"{name} not found in {', '.join(str(d) for d in search_dirs(CONFIG))}; "
+                                f"reinstall {PACKAGE}")
+    return d / name

@@ -95,6 +95,17 @@ def write_bag(path: str | Path, samples: Iterable[Sample], streams: Iterable[Str
     return path
 
 
+def sample_message(store, spec: StreamSpec, msgtype: str, sample: Sample) -> object:
+    """One sample of ``spec`` as a ``msgtype`` message stamped ``stamp_ns`` (also used by the
+    simulated-devices publisher, so bags and live topics carry the same messages)."""
+    header = header_message(store, sample.stamp_ns, spec.id)
+    if msgtype in _FRAME_WRITERS:
+        return _FRAME_WRITERS[msgtype](store, sample.payload, header, str(spec.source.get(poses.CHILD_FRAME, "")))
+    if msgtype not in _WRITERS:
+        raise ValueError(f"stream {spec.id!r}: cannot write {msgtype}; writable: {', '.join([*_WRITERS, *_FRAME_WRITERS])}")
+    return _WRITERS[msgtype](store, sample.payload, header)
+
+
 def _messages(samples: Iterable[Sample], streams: dict[str, StreamSpec], types: dict[str, str],
               markers: Mapping[str, Sequence[tuple[int, bool | str]]], store):
     """(connection key, message type, receive time, message) per sample, then per marker."""
@@ -102,14 +113,8 @@ def _messages(samples: Iterable[Sample], streams: dict[str, StreamSpec], types: 
         spec = streams.get(sample.stream)
         if spec is None:
             raise ValueError(f"sample of stream {sample.stream!r}, which is not among the given streams")
-        header = header_message(store, sample.stamp_ns, spec.id)
         msgtype = types[spec.id]
-        if msgtype in _FRAME_WRITERS:
-            child_frame = str(spec.source.get(poses.CHILD_FRAME, ""))
-            msg = _FRAME_WRITERS[msgtype](store, sample.payload, header, child_frame)
-        else:
-            msg = _WRITERS[msgtype](store, sample.payload, header)
-        yield (spec.topic, msgtype), msgtype, sample.arrival_ns, msg
+        yield (spec.topic, msgtype), msgtype, sample.arrival_ns, sample_message(store, spec, msgtype, sample)
     for topic, values in markers.items():
         for log_ns, value in values:
             msgtype = BOOL if isinstance(value, bool) else STRING

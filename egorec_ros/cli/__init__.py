@@ -29,6 +29,9 @@ SUBCOMMANDS = {
     "recover": "egorec_ros.cli.recover_cmd",
     "export": "egorec_ros.cli.export_cmd",
     "devices": "egorec_ros.cli.devices_cmd",
+    "sim-devices": "egorec_ros.cli.sim_devices_cmd",
+    "recorder": "egorec_ros.cli.recorder_cmd",
+    "ctl": "egorec_ros.cli.ctl_cmd",
 }
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 

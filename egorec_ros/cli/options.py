@@ -31,6 +31,13 @@ def add_rig_options(p: argparse.ArgumentParser, *, required: bool = True) -> Non
     p.add_argument("--size", type=size, metavar="WxH", help="record every video stream at this size instead of the rig's")
 
 
+def add_recording_options(p: argparse.ArgumentParser) -> None:
+    """Latency budget and codecs: what a live recorder needs."""
+    p.add_argument("--latency-ms", type=float, help="latency budget D: a row waits this long for its samples "
+                   "(default: AssemblyConfig's)")
+    add_codec_options(p)
+
+
 def add_codec_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--codec", default="h264", choices=sorted(CODECS), help="RGB video codec (default h264)")
     p.add_argument("--crf", type=int, help="quality (codec default if omitted)")

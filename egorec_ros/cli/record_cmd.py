@@ -1,10 +1,15 @@
-"""egorec record --rig RIG --sim --episodes N --seconds S --out ROOT"""
+"""egorec record --rig RIG [--sim] --episodes N --seconds S --out ROOT
+
+Without --sim the samples come from the rig's topics over DDS (cyclonedds, no ROS
+needed; ROS_DOMAIN_ID and CYCLONEDDS_URI apply), e.g. from `egorec sim-devices` or
+real ROS 2 driver nodes."""
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from egorec_ros.cli import options
@@ -18,8 +23,8 @@ INTERRUPTED = 130   # exit status after Ctrl-C, as a shell reports SIGINT
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("record", help="record episodes (from simulated devices with --sim; on a robot use "
-                                      "`ros2 launch egorec_ros record.launch.py`)")
+    p = sub.add_parser("record", help="record episodes from the rig's ROS topics over DDS (no ROS needed), "
+                                      "or from in-process simulated devices with --sim")
     options.add_rig_options(p)
     p.add_argument("--sim", action="store_true", help="record from simulated devices, in real time, no ROS needed")
     p.add_argument("--episodes", type=int, default=1)
@@ -30,22 +35,21 @@ def add_parser(sub) -> None:
     p.add_argument("--task", help="task name (default: the rig name)")
     p.add_argument("--seed", type=int, default=0, help="simulation seed")
     p.add_argument("--clean", action="store_true", help="simulate without jitter, drops or stalls")
-    p.add_argument("--latency-ms", type=float, help="latency budget D: a row waits this long for its samples")
     p.add_argument("--allow-missing-video", action="store_true",
                    help="keep an episode that lost its master stream or every video stream (by default it is "
                         "discarded, its number recycled, and the command fails)")
     p.add_argument("--min-free-mb", type=float, default=64.0,
                    help="free disk space always kept; recording stops (episode committed) before going below it "
                         "plus what the rest of the episode needs")
-    options.add_codec_options(p)
+    p.add_argument("--bag", help="without --sim: also write every received message to this new rosbag2 (mcap) "
+                                 "folder; each episode prints the --range that converts it back")
+    p.add_argument("--wait", type=float, default=10.0,
+                   help="without --sim: seconds to wait for every stream's first message before recording")
+    options.add_recording_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    if not args.sim:
-        print("egorec record: without --sim the devices come from ROS topics; start the recorder node with "
-              "`ros2 launch egorec_ros record.launch.py rig:=RIG` on a machine with ROS 2", file=sys.stderr)
-        return 2
     from egorec_ros.cli.interrupts import Interrupts
     from egorec_ros.codecs.capacity import EncoderUnavailableError
     from egorec_ros.recorder.disk import DiskFullError
@@ -64,8 +68,6 @@ def _record(args, ctrl: Interrupts) -> int:
     from egorec_ros.recorder.disk import DiskGuard
     from egorec_ros.recorder.session import Recorder
     from egorec_ros.rig.declare import declaration
-    from egorec_ros.sim.flaws import CLEAN, DEFAULT
-    from egorec_ros.sim.live import LiveRig
     from egorec_ros.store import TaskWriter
     from egorec_ros.store.metadata import check_cameras
 
@@ -93,8 +95,7 @@ def _record(args, ctrl: Interrupts) -> int:
         recorder = Recorder(rig, writer, config=config,
                             allow_missing_video=args.allow_missing_video)
         try:
-            with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
-                _pause(0.5, ctrl)  # let every device deliver once before the first episode
+            with _source(rig, recorder, args, ctrl):
                 for n in range(args.episodes):
                     if ctrl.count:
                         print(f"Ctrl-C before episode {n + 1}: it and any further ones are not recorded",
@@ -125,6 +126,26 @@ def _pause(seconds: float, ctrl: Interrupts) -> None:
     until = time.monotonic() + seconds
     while not ctrl.count and time.monotonic() < until:
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def _source(rig, recorder: Recorder, args, ctrl: Interrupts) -> Iterator[None]:
+    """Simulated devices in this process, or the rig's topics over DDS."""
+    from egorec_ros.sim.flaws import CLEAN, DEFAULT
+    from egorec_ros.sim.live import LiveRig
+
+    if args.sim:
+        with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
+            _pause(0.5, ctrl)  # let every device deliver once before the first episode
+            yield
+        return
+    from egorec_ros.live.dds_source import dds_input, wait_for_streams
+    with dds_input(rig, recorder, bag=args.bag) as live:
+        print(f"subscribed over DDS to {len(live.topics)} topics of rig {rig.name}", file=sys.stderr)
+        silent = wait_for_streams(live, [s.id for s in rig.streams.values() if s.topic], args.wait)
+        if silent:
+            print(f"still silent after {args.wait:.0f} s (recording anyway): {', '.join(silent)}", file=sys.stderr)
+        yield
 
 
 def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, guard: DiskGuard) -> str:
@@ -173,10 +194,10 @@ def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, g
         line.show(f"episode {n + 1}/{args.episodes} {time.monotonic() - started:5.1f} s {status.stage}  "
                   + describe_status(status, time.monotonic() - started) + free)
     line.done()
-    return _summarise(recorder, n, why)
+    return _summarise(recorder, n, why, args.bag)
 
 
-def _summarise(recorder: Recorder, n: int, why: str) -> str:
+def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
     from egorec_ros.assembly.counts import judged, problems
     from egorec_ros.recorder.overload import episode_warnings
 
@@ -204,4 +225,7 @@ def _summarise(recorder: Recorder, n: int, why: str) -> str:
         print(f"    {sid}: {judged(report.streams[sid])}")
     for warning in episode_warnings(report.streams, result.rows, last["peak_backlog"]):
         print(f"    WARNING: {warning}")
+    if bag:
+        print(f"    in the bag: egorec convert {bag} --range-origin epoch "
+              f"--range {report.start_ns / 1e9:.9f} {report.stop_ns / 1e9:.9f}")
     return "interrupted" if why == "aborted" else why

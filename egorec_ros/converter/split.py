@@ -78,6 +78,18 @@ def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float]], *, origin: str 
     return windows
 
 
+def marker_state(msgtype: str, data: object, start_words: Sequence[str] = ("start",),
+                 stop_words: Sequence[str] = ("stop",)) -> bool | None:
+    """What one marker message says: True = recording, False = not, None = neither (an unknown
+    word). The live recorder follows its marker topic with the same rule."""
+    if msgtype == BOOL:
+        return bool(data)
+    word = str(data).strip().lower()
+    if word in {w.strip().lower() for w in start_words}:
+        return True
+    return False if word in {w.strip().lower() for w in stop_words} else None
+
+
 def split_by_marker(bag: Bag, topic: str, *, start_words: Sequence[str] = ("start",),
                     stop_words: Sequence[str] = ("stop",)) -> list[EpisodeWindow]:
     """Windows between start and stop markers (see module docstring)."""
@@ -87,17 +99,10 @@ def split_by_marker(bag: Bag, topic: str, *, start_words: Sequence[str] = ("star
     if info.msgtype not in (BOOL, STRING):
         raise StreamMappingError(f"{bag.path}: marker topic {topic} carries {info.msgtype}; "
                                  f"a marker is {BOOL} (recording flag) or {STRING} (start/stop words)")
-    starts = {w.strip().lower() for w in start_words}
-    stops = {w.strip().lower() for w in stop_words}
     windows = []
     opened: int | None = None
     for raw in bag.messages([info.topic]):
-        data = bag.decode(raw).data
-        if info.msgtype == BOOL:
-            recording: bool | None = bool(data)
-        else:
-            word = str(data).strip().lower()
-            recording = True if word in starts else False if word in stops else None
+        recording = marker_state(info.msgtype, bag.decode(raw).data, start_words, stop_words)
         if recording and opened is None:
             opened = raw.log_ns
         elif recording is False and opened is not None:

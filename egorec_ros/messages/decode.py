@@ -9,9 +9,11 @@ a zero header stamp is a drop (a driver that never set it).
 """
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from rosbags.serde import SerdeError
 from rosbags.typesys.store import Typestore
 
 from egorec_ros.assembly.sample import Sample
@@ -20,8 +22,9 @@ from egorec_ros.messages.errors import PayloadError
 from egorec_ros.messages.mapping import Rule, rule_for
 from egorec_ros.messages.payloads.stamps import header_ns
 from egorec_ros.messages.typestores import ros2_typestore
-from egorec_ros.rig.model import StreamSpec
 from egorec_ros.messages.msg import Msg
+from egorec_ros.rig.model import StreamSpec
+
 
 @dataclass
 class Decoded:
@@ -30,8 +33,12 @@ class Decoded:
 
 
 def deserialize(typename: str, cdr: bytes, store: Typestore | None = None) -> Msg:
-    """A ROS 2 message from its CDR bytes (the Humble types plus ours by default)."""
-    return (store or ros2_typestore()).deserialize_cdr(cdr, typename)
+    """A ROS 2 message from its CDR bytes (the Humble types plus ours by default);
+    PayloadError when the bytes do not decode as that type (truncated, wrong encapsulation)."""
+    try:
+        return (store or ros2_typestore()).deserialize_cdr(cdr, typename)
+    except (SerdeError, ValueError, IndexError, struct.error) as exc:
+        raise PayloadError(f"{len(cdr)} bytes do not decode as {typename}: {exc}") from exc
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,8 @@ class RecorderStatus:
     repeated: dict[str, int] = field(default_factory=dict)   # video streams: rows repeating a frame
     free_bytes: int | None = None  # free space where the episode is written
     overload: str = ""            # the recorder cannot keep up: what is wrong and what to do ("" if fine)
+    invalid: dict[str, int] = field(default_factory=dict)  # messages that could not be decoded (live input)
+    late: dict[str, int] = field(default_factory=dict)     # of dropped: arrived after their row's deadline
 
 
 class Recorder:
@@ -103,6 +105,7 @@ class Recorder:
         self.allow_missing_video = allow_missing_video
         self._inbox: queue.Queue[Sample] = queue.Queue(maxsize=MAX_INBOX)
         self._overflow: Counter[str] = Counter()
+        self._invalid: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._episode: _Episode | None = None
         self._last: _Episode | None = None
@@ -113,16 +116,25 @@ class Recorder:
 
     # ---- any thread -------------------------------------------------------------------
 
-    def on_sample(self, sample: Sample) -> None:
+    def on_sample(self, sample: Sample) -> int:
         """Hand a sample over from any thread. Its arrival is stamped here, on receipt:
-        that is the time the latency budget is measured against. Never blocks the caller:
-        if the tick thread is seconds behind, the sample is dropped and counted (overflow)
-        rather than queued until memory runs out."""
+        that is the time the latency budget is measured against (returned, so a bag of the
+        session can carry the same arrival times). Never blocks the caller: if the tick thread
+        is seconds behind, the sample is dropped and counted (overflow) rather than queued
+        until memory runs out."""
+        arrival_ns = self.clock()
         try:
-            self._inbox.put_nowait(dataclasses.replace(sample, arrival_ns=self.clock()))
+            self._inbox.put_nowait(dataclasses.replace(sample, arrival_ns=arrival_ns))
         except queue.Full:
             with self._lock:
                 self._overflow[sample.stream] += 1
+        return arrival_ns
+
+    def count_invalid(self, stream: str) -> None:
+        """A message of ``stream`` that could not be decoded (truncated CDR, wrong sizes, zero
+        stamp): counted into the episode's drop_stats as ``invalid_messages``."""
+        with self._lock:
+            self._invalid[stream] += 1
 
     def start_episode(self, *, task: str | None = None, rows: int | None = None) -> None:
         """Start an episode. ``rows``: it ends by itself after exactly that many rows (the
@@ -134,6 +146,7 @@ class Recorder:
             if self._episode is not None:
                 raise RuntimeError("an episode is already being recorded; stop it first")
             self._overflow.clear()
+            self._invalid.clear()
             now = self.clock()
             output = EpisodeOutput(self.writer, self.rig, task=task,
                                    created_at=(now + self.config.wall_offset_ns) / 1e9)
@@ -209,6 +222,20 @@ class Recorder:
                 raise TimeoutError(f"episode did not finish within {timeout_s} s")
         return self.outcome()
 
+    def abort_episode(self, timeout_s: float = 60.0) -> int | None:
+        """Discard the running episode and wait until it is gone; its number is freed for the
+        next one (§1.3). Returns the number it had, or None when nothing had been staged yet
+        (or when its commit had already begun: then it is committed)."""
+        with self._lock:
+            episode = self._episode
+            if episode is None:
+                raise RuntimeError("no episode is being recorded")
+            episode.abort = True
+        if not episode.done.wait(timeout_s):
+            raise TimeoutError(f"episode was not discarded within {timeout_s} s")
+        writer = episode.output.episode
+        return writer.index if writer is not None and episode.aborted else None
+
     def status(self) -> RecorderStatus:
         with self._lock:
             episode = self._episode
@@ -224,7 +251,8 @@ class Recorder:
             backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow),
             stage=episode.stage if episode else "idle", rows_target=episode.max_rows if episode else None,
             repeated=repeated, free_bytes=free_bytes(self.writer.paths.root),
-            overload=live_warning(backlog, repeated, rows))
+            overload=live_warning(backlog, repeated, rows), invalid=dict(self._invalid),
+            late={k: c.late for k, c in counts.items()})
 
     def close(self) -> None:
         if self._episode is not None:
@@ -294,7 +322,10 @@ class Recorder:
             with self._lock:
                 if self._overflow:
                     drops["recorder_overflow"] = dict(self._overflow)
+                if self._invalid:
+                    drops["invalid_messages"] = dict(self._invalid)
                 self._overflow.clear()
+                self._invalid.clear()
             episode.drops = drops
             self._drain(episode)
         except BaseException as exc:  # the episode fails, the recorder keeps running

@@ -35,7 +35,7 @@ class LiveRig:
     ``header.stamp`` from the system clock; pass ``time.monotonic_ns`` for a monotonic
     host clock. Pacing always uses ``time.monotonic_ns``."""
 
-    def __init__(self, rig: Rig, on_sample: Callable[[Sample], None], *, seconds: float | None = None,
+    def __init__(self, rig: Rig, on_sample: Callable[[Sample], object], *, seconds: float | None = None,
                  seed: int = 0, flaws: FlawsChoice = DEFAULT, sizes: Sizes = None,
                  clock: Callable[[], int] = time.time_ns):
         if seconds is not None and not seconds > 0:

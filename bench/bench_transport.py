@@ -1,0 +1,230 @@
+"""DDS transport: Appendix B over DDS, publisher and subscribers in separate processes.
+
+    .venv/bin/python bench/bench_transport.py [--seconds 60] [--size 640x480]
+
+One run, three processes on loopback (private domain, the loopback Cyclone config):
+* the publisher: the rig's messages as drivers publish them (best effort, stamped with the host
+  clock when published, serialized with rosbags), logging each with the host time of publishing.
+  Its pictures are the simulated devices' first second, rendered before timing and cycled, so the
+  publisher measures the transport and not the simulator's renderer (``--sim-devices`` publishes
+  with ``egorec sim-devices`` instead, which renders live and lags on a busy machine);
+* the recorder: ``Recorder`` + ``LiveInput`` over ``DdsTransport`` (decode, assemble, encode,
+  write an episode), recording for the whole run;
+* the baseline: a bare cyclonedds subscriber of the same topics that decodes and writes nothing
+  (the transport's own cost), through the same raw take path.
+Both subscribers log (stream, header stamp, arrival) per message; printed per stream: published,
+received by each, loss, publish -> arrival latency p50/p99; and each subscriber's CPU (user+sys
+seconds per second of run). The target is no loss at 640x480 and recorder CPU within 1.2x of
+the baseline plus encoding. The machine may be shared: its load average is printed before and after.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+RIG = "appendix_b"
+_STAMP = struct.Struct("<iI")      # header.stamp: every message of the rig starts with a Header
+
+
+def stamp_of(cdr: bytes) -> int:
+    sec, nsec = _STAMP.unpack_from(cdr, 4)
+    return sec * 1_000_000_000 + nsec
+
+
+def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
+    """Runs in its own process: 'bare' or 'recorder'; writes what it received to ``out``."""
+    from egorec_ros.assembly.assembler import AssemblyConfig
+    from egorec_ros.live.dds_source import wait_for_streams
+    from egorec_ros.live.input import LiveInput, stream_msgtype
+    from egorec_ros.recorder.session import Recorder
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+    from egorec_ros.store import TaskWriter
+    from egorec_ros.transport.base import RECORDER
+    from egorec_ros.transport.dds import DdsTransport
+
+    w, h = (int(v) for v in size.split("x"))
+    rig = with_video_sizes(load_rig(RIG), (w, h))
+    got: list[tuple[str, int, int]] = []
+    topic_stream = {s.topic: s.id for s in rig.streams.values() if s.topic}
+
+    class Logged:
+        """The transport, with every delivered message logged before it is handed on."""
+
+        def __init__(self, inner):
+            self.inner = inner
+
+        def subscribe(self, topic, msgtype, qos, callback):
+            stream = topic_stream[topic]
+
+            def logged(cdr, arrival):
+                got.append((stream, stamp_of(cdr), arrival))
+                callback(cdr, arrival)
+            return self.inner.subscribe(topic, msgtype, qos, logged)
+
+    transport = DdsTransport()
+    stop = out.with_suffix(".stop")
+
+    def run_until_stopped():
+        out.with_suffix(".ready").touch()
+        while not stop.exists():
+            time.sleep(0.05)
+
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.monotonic()
+    if role == "bare":
+        _keep = [Logged(transport).subscribe(s.topic, stream_msgtype(s), RECORDER, lambda c, a: None)
+                 for s in rig.streams.values() if s.topic]
+        run_until_stopped()
+        rows = 0
+    else:
+        with tempfile.TemporaryDirectory() as tmp, TaskWriter(Path(tmp) / "t") as writer:
+            recorder = Recorder(rig, writer, config=AssemblyConfig())
+            live = LiveInput(rig, Logged(transport), recorder)
+            out.with_suffix(".ready").touch()
+            # one episode from the moment every stream delivers (a video silent at the start
+            # would be left out of the episode) to the end of the run
+            wait_for_streams(live, list(topic_stream.values()), seconds)
+            recorder.start_episode()
+            run_until_stopped()
+            result, report = recorder.stop_episode()
+            if result is None:
+                print(f"recorder: no row was built; {report}", file=sys.stderr)
+            live.close()
+            recorder.close()
+            rows = result.rows if result else 0
+    elapsed = time.monotonic() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    transport.close()
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": got}))
+
+
+def _publisher(size: str, log: Path) -> None:
+    """Publish the first simulated second of the rig over and over in real time, stamped now."""
+    import dataclasses
+
+    from egorec_ros.bags.bagwrite import sample_message
+    from egorec_ros.messages.typestores import ros2_typestore
+    from egorec_ros.live.input import stream_msgtype
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+    from egorec_ros.sim.flaws import CLEAN
+    from egorec_ros.sim.replay import simulate
+    from egorec_ros.transport.base import SENSOR_DATA
+    from egorec_ros.transport.dds import DdsTransport
+
+    w, h = (int(v) for v in size.split("x"))
+    rig = with_video_sizes(load_rig(RIG), (w, h))
+    store = ros2_typestore()
+    samples = list(simulate(rig, 1.0, seed=0, start_ns=0, flaws=CLEAN))
+    types = {sid: stream_msgtype(spec) for sid, spec in rig.streams.items() if spec.topic}
+    stop = [False]
+    signal.signal(signal.SIGINT, lambda *_: stop.__setitem__(0, True))
+    lines = []
+    with DdsTransport() as transport:
+        pubs = {sid: transport.publisher(rig.streams[sid].topic, t, SENSOR_DATA) for sid, t in types.items()}
+        time.sleep(1.0)                                      # discovery
+        t0, worst = time.monotonic_ns(), 0
+        for cycle in range(10**9):
+            for sample in samples:
+                due = t0 + cycle * 1_000_000_000 + sample.arrival_ns
+                ahead = due - time.monotonic_ns()
+                if ahead > 0:
+                    time.sleep(ahead / 1e9)
+                worst = max(worst, -ahead)
+                if stop[0]:
+                    break
+                spec, msgtype = rig.streams[sample.stream], types[sample.stream]
+                now = time.time_ns()
+                msg = sample_message(store, spec, msgtype, dataclasses.replace(sample, stamp_ns=now))
+                cdr = store.serialize_cdr(msg, msgtype)
+                sent = time.time_ns()
+                pubs[sample.stream].publish(cdr)
+                lines.append(f"{sample.stream} {now} {sent}")
+            if stop[0]:
+                break
+    log.write_text("\n".join(lines) + "\n")
+    print(f"sent {len(lines)} messages; worst delivery behind schedule {worst / 1e6:.0f} ms", file=sys.stderr)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--size", default="640x480")
+    ap.add_argument("--sim-devices", action="store_true", help="publish with `egorec sim-devices` (live rendering)")
+    ap.add_argument("--role", choices=("bare", "recorder", "publisher"), help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.role == "publisher":
+        _publisher(args.size, Path(args.out))
+        return
+    if args.role:
+        _subscriber(args.role, args.size, args.seconds, Path(args.out))
+        return
+
+    from egorec_ros.transport.dds.loopback import loopback_env
+    env = dict(os.environ, **loopback_env(190 + os.getpid() % 10))
+    print(f"load average before: {os.getloadavg()}  ({os.cpu_count()} cores)")
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        subs = {role: subprocess.Popen([sys.executable, __file__, "--role", role, "--size", args.size,
+                                        "--seconds", str(args.seconds), "--out", str(tmp / f"{role}.json")],
+                                       env=env) for role in ("bare", "recorder")}
+        while not all((tmp / f"{role}.ready").exists() for role in subs):    # both subscribed
+            time.sleep(0.05)
+        command = (["-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size", args.size, "--clean"]
+                   if args.sim_devices else [__file__, "--role", "publisher", "--size", args.size, "--out"])
+        pub = subprocess.Popen([sys.executable, *command, *(["--log"] if args.sim_devices else []),
+                                str(tmp / "sent.log")], env=env, stderr=subprocess.PIPE, text=True)
+        time.sleep(args.seconds)
+        pub.send_signal(signal.SIGINT)
+        _, pub_err = pub.communicate()
+        lag = [ln for ln in pub_err.splitlines() if "behind schedule" in ln]
+        time.sleep(1.0)                   # what is still in flight
+        for role in subs:
+            (tmp / f"{role}.stop").touch()
+        for proc in subs.values():
+            proc.wait()
+        sent: dict[str, dict[int, int]] = defaultdict(dict)
+        for line in (tmp / "sent.log").read_text().splitlines():
+            stream, stamp, at = line.split()
+            sent[stream][int(stamp)] = int(at)
+        results = {role: json.loads((tmp / f"{role}.json").read_text()) for role in subs}
+    print(f"load average after:  {os.getloadavg()}")
+    who = "egorec sim-devices" if args.sim_devices else "pre-rendered, stamped on publishing"
+    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher {who} (best effort); "
+          f"publisher {lag[0].rsplit(';', 1)[-1].strip() if lag else '(no report)'}\n")
+    head = f"{'stream':30s} {'sent':>6s}"
+    for role in results:
+        head += f" | {role:>8s} rx  loss  p50 ms  p99 ms"
+    print(head)
+    for stream in sorted(sent):
+        line = f"{stream:30s} {len(sent[stream]):6d}"
+        for res in results.values():
+            lat = [(arr - sent[stream][st]) / 1e6 for s, st, arr in res["got"] if s == stream and st in sent[stream]]
+            rx = len(lat)
+            loss = 1 - rx / len(sent[stream]) if sent[stream] else 0.0
+            p50, p99 = (np.percentile(lat, [50, 99]) if lat else (float("nan"),) * 2)
+            line += f" | {rx:11d} {loss:5.1%} {p50:7.2f} {p99:7.2f}"
+        print(line)
+    for role, res in results.items():
+        print(f"{role:8s}: CPU {res['cpu_per_s']:.2f} s/s" + (f", {res['rows']} rows" if role == "recorder" else ""))
+    bare, rec = results["bare"]["cpu_per_s"], results["recorder"]["cpu_per_s"]
+    print(f"recorder / bare subscriber CPU: {rec / bare:.1f}x (the recorder also decodes, assembles and encodes)")
+
+
+if __name__ == "__main__":
+    main()

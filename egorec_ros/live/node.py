@@ -1,0 +1,282 @@
+"""The recorder node, on any transport: the rig's topics in, episodes out, driven by services
+and a marker topic, reporting on ``~/status`` (1 Hz) and ``/diagnostics``.
+
+Services (``<name>/start``, ``<name>/stop``, ``<name>/abort``; types ``egorec_ros/srv/Start``
+and ``egorec_ros/srv/Stop``): start takes a task folder and an instruction and answers with
+the episode's number; stop commits; abort discards and frees the number (§1.3). A marker
+topic (``std_msgs/Bool`` recording flag or ``std_msgs/String`` start/stop words) starts and
+stops episodes with the converter's ``--marker`` rule, so a bag of the same session converts
+into the same episodes. ``close()`` (Ctrl-C, SIGTERM) commits the running episode.
+
+``egorec recorder`` runs it over DDS; ``ros2 run egorec_ros recorder`` over rclpy.
+"""
+from __future__ import annotations
+
+import queue
+import shutil
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from egorec_ros.assembly.assembler import AssemblyConfig
+from egorec_ros.codecs.video import VideoCodec
+from egorec_ros.converter.split import BOOL, STRING, marker_state
+from egorec_ros.messages.decode import deserialize
+from egorec_ros.messages.payloads.stamps import header_message
+from egorec_ros.messages.typestores import ros2_typestore
+from egorec_ros.live.input import LiveInput
+from egorec_ros.recorder.session import Recorder
+from egorec_ros.rig.model import Rig
+from egorec_ros.store import TaskWriter
+from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
+
+START, STOP = "egorec_ros/srv/Start", "egorec_ros/srv/Stop"
+STATUS = "egorec_ros/msg/RecorderStatus"
+STREAM_STATUS = "egorec_ros/msg/StreamStatus"
+DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY = "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray"
+DIAG_STATUS, KEY_VALUE = "diagnostic_msgs/msg/DiagnosticStatus", "diagnostic_msgs/msg/KeyValue"
+OK, WARN, ERROR, STALE = 0, 1, 2, 3
+DEFAULT_NAME = "egorec_recorder"
+LOW_DISK_GB = 5.0
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    out: Path                                 # dataset root; episodes go to out/<task>
+    task: str                                 # task folder until a start names another
+    codec: VideoCodec = VideoCodec()
+    depth_container: str = "mp4"
+    assembly: AssemblyConfig = AssemblyConfig()
+    name: str = DEFAULT_NAME                  # services and status under /<name>/
+    marker: str | None = None                 # marker topic
+    marker_type: str = STRING                 # std_msgs/msg/String or std_msgs/msg/Bool
+    start_words: tuple[str, ...] = ("start",)
+    stop_words: tuple[str, ...] = ("stop",)
+    status_period_s: float = 1.0
+    silent_after_s: float = 0.5               # a stream with no sample for this long is reported silent
+    qos: QoS | dict[str, QoS] | None = None   # subscriptions (default: best effort, matches any publisher)
+
+
+class RecorderNode:
+    def __init__(self, rig: Rig, transport: Transport, config: NodeConfig,
+                 log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> None:
+        self.rig, self.transport, self.config, self.log = rig, transport, config, log
+        self._store = ros2_typestore()
+        self._lock = threading.RLock()            # service calls, marker and shutdown take turns
+        self.task = config.task
+        self._writer, self.recorder = self._open(config.task)
+        self.live = LiveInput(rig, transport, self.recorder, source="live",
+                              qos=RECORDER if config.qos is None else config.qos)
+        self.episode_index = 0
+        self._prefix = "/" + config.name.strip("/")
+        self._handles = [
+            transport.serve(f"{self._prefix}/start", START, self._on_start),
+            transport.serve(f"{self._prefix}/stop", STOP, lambda req: self._on_stop(req, abort=False)),
+            transport.serve(f"{self._prefix}/abort", STOP, lambda req: self._on_stop(req, abort=True)),
+        ]
+        if config.marker:
+            if config.marker_type not in (BOOL, STRING):
+                raise ValueError(f"marker type must be {BOOL} or {STRING}, got {config.marker_type!r}")
+            self._handles.append(transport.subscribe(config.marker, config.marker_type, RECORDER, self._on_marker))
+        self._status_pub = transport.publisher(f"{self._prefix}/status", STATUS, DEFAULT)
+        self._diag_pub = transport.publisher(DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY, DEFAULT)
+        self._last_received: Counter[str] = Counter()
+        self._last_status = time.monotonic()
+        self._running = threading.Event()
+        self._running.set()
+        self._status_thread = threading.Thread(target=self._status_loop, name="egorec-status", daemon=True)
+        self._status_thread.start()
+        # marker actions wait for a commit: off the transport thread, which must keep delivering
+        self._markers: queue.Queue[bool | None] = queue.Queue()
+        self._marker_thread = threading.Thread(target=self._marker_loop, name="egorec-marker", daemon=True)
+        self._marker_thread.start()
+
+    # ---- control ------------------------------------------------------------------------
+
+    def start(self, task: str = "", instruction: str = "") -> int:
+        """Start an episode (in ``task``'s folder if given); returns the number it will have."""
+        with self._lock:
+            if self.recorder.status().recording:
+                raise RuntimeError(f"episode {self.episode_index} of task {self.task} is being recorded; stop it first")
+            if task and task != self.task:
+                self._switch(task)
+            self.episode_index = self._writer.next_number().index
+            self.recorder.start_episode(task=instruction or None)
+            self.log(f"episode {self.episode_index} of {self.task}: recording")
+            return self.episode_index
+
+    def stop(self) -> tuple[int, int]:
+        """Commit the running episode; (number, rows), number 0 when no row was built."""
+        with self._lock:
+            result, _ = self.recorder.stop_episode()
+            if result is None:
+                self.log("stopped: no row was built (no video stream delivered); nothing written")
+                return 0, 0
+            self.log(f"episode {result.number.index} of {self.task}: {result.rows} rows committed")
+            return result.number.index, result.rows
+
+    def abort(self) -> int:
+        """Discard the running episode; its number is free again (§1.3)."""
+        with self._lock:
+            index = self.recorder.abort_episode() or 0
+            self.log(f"episode {index or self.episode_index} of {self.task}: discarded")
+            return index
+
+    def close(self) -> None:
+        """Stop answering; commit the running episode; release the task folder."""
+        self._running.clear()
+        for handle in self._handles:
+            handle.close()
+        self._markers.put(None)
+        self._marker_thread.join()
+        self.live.close()
+        with self._lock:
+            if self.recorder.status().recording:
+                self.stop()
+            self.recorder.close()
+            self._writer.close()
+        self._status_thread.join()
+
+    # ---- service and marker callbacks (transport thread) --------------------------------
+
+    def _on_start(self, request: bytes) -> bytes:
+        try:
+            req = deserialize(f"{START}_Request", request)
+            index = self.start(str(req.task).strip(), str(req.instruction).strip())
+            return self._reply(START, success=True, message=f"recording episode {index} of {self.task}",
+                               episode_index=index)
+        except Exception as exc:  # noqa: BLE001 - the caller gets the reason, the recorder keeps running
+            return self._reply(START, success=False, message=str(exc), episode_index=0)
+
+    def _on_stop(self, _request: bytes, *, abort: bool) -> bytes:
+        try:
+            if abort:
+                index, rows = self.abort(), 0
+                text = f"episode {index} discarded; its number is free" if index else "episode discarded"
+            else:
+                index, rows = self.stop()
+                text = f"episode {index}: {rows} rows committed" if index else "no row was built; nothing written"
+            return self._reply(STOP, success=True, message=text, episode_index=index, rows=rows)
+        except Exception as exc:  # noqa: BLE001
+            return self._reply(STOP, success=False, message=str(exc), episode_index=0, rows=0)
+
+    def _on_marker(self, cdr: bytes, _arrival_ns: int) -> None:
+        cfg = self.config
+        try:
+            data = deserialize(cfg.marker_type, cdr).data
+        except Exception as exc:  # noqa: BLE001 - a bad marker message is reported, not fatal
+            self.log(f"marker {cfg.marker}: unreadable message ({exc})")
+            return
+        recording = marker_state(cfg.marker_type, data, cfg.start_words, cfg.stop_words)
+        if recording is not None:
+            self._markers.put(recording)
+
+    def _marker_loop(self) -> None:
+        while (recording := self._markers.get()) is not None:
+            try:
+                with self._lock:
+                    active = self.recorder.status().recording
+                    if recording and not active:
+                        self.start()
+                    elif not recording and active:
+                        self.stop()
+            except Exception as exc:  # noqa: BLE001 - reported; the next marker may succeed
+                self.log(f"marker {self.config.marker}: {exc}")
+
+    def _reply(self, srv: str, **fields) -> bytes:
+        msgtype = f"{srv}_Response"
+        return bytes(self._store.serialize_cdr(self._store.types[msgtype](**fields), msgtype))
+
+    # ---- internals ----------------------------------------------------------------------
+
+    def _open(self, task: str) -> tuple[TaskWriter, Recorder]:
+        cfg = self.config
+        writer = TaskWriter(Path(cfg.out) / task, codec=cfg.codec, depth_container=cfg.depth_container)
+        return writer, Recorder(self.rig, writer, config=cfg.assembly)
+
+    def _switch(self, task: str) -> None:
+        writer, recorder = self._open(task)
+        old_writer, old_recorder = self._writer, self.recorder
+        self._writer, self.recorder, self.task = writer, recorder, task
+        self.live.recorder = recorder
+        old_recorder.close()
+        old_writer.close()
+
+    def _status_loop(self) -> None:
+        while not _sleep_until_stopped(self._running, self.config.status_period_s):
+            try:
+                self.publish_status()
+            except Exception as exc:  # noqa: BLE001 - status must never take the recorder down
+                self.log(f"status: {exc!r}")
+
+    def publish_status(self) -> None:
+        now_ns, now = time.time_ns(), time.monotonic()
+        period, self._last_status = max(1e-3, now - self._last_status), now
+        status = self.recorder.status()
+        received, invalid, last = self.live.snapshot()
+        store, streams, diags = self._store, [], []
+        for spec in self.rig.streams.values():
+            if not spec.topic:
+                continue
+            sid = spec.id
+            age = (now_ns - last[sid]) / 1e9 if sid in last else -1.0
+            rate = (received.get(sid, 0) - self._last_received[sid]) / period
+            streams.append(store.types[STREAM_STATUS](
+                stream=sid, topic=spec.topic, rate_hz=rate, last_sample_age_s=age,
+                received=received.get(sid, 0), invalid=invalid.get(sid, 0),
+                dropped=status.dropped.get(sid, 0) + status.overflow.get(sid, 0), late=status.late.get(sid, 0)))
+            diags.append(self._stream_diagnostic(spec, age, rate, invalid.get(sid, 0), status.dropped.get(sid, 0)))
+        self._last_received = Counter(received)
+        key, backlog = max(status.backlog.items(), key=lambda kv: kv[1], default=("", 0))
+        free_gb = shutil.disk_usage(_existing(Path(self.config.out))).free / 1e9
+        header = header_message(store, now_ns, self.config.name)
+        msg = store.types[STATUS](header=header, state="recording" if status.recording else "idle", task=self.task,
+                                  episode_index=self.episode_index if status.recording else 0, rows=status.rows,
+                                  encoder_backlog=backlog, encoder_backlog_key=key, free_disk_gb=free_gb,
+                                  streams=streams)
+        self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
+        level = WARN if free_gb < LOW_DISK_GB else OK
+        diags.insert(0, self._diagnostic(level, "recorder", f"{'recording' if status.recording else 'idle'}; "
+                                         f"{free_gb:.1f} GB free" + (" (low)" if level else ""),
+                                         task=self.task, rows=status.rows, encoder_backlog=backlog))
+        array = store.types[DIAGNOSTIC_ARRAY](header=header, status=diags)
+        self._diag_pub.publish(bytes(store.serialize_cdr(array, DIAGNOSTIC_ARRAY)))
+
+    def _stream_diagnostic(self, spec, age: float, rate: float, invalid: int, dropped: int):
+        if age < 0:
+            level, text = STALE, "no message yet"
+        elif age > self.config.silent_after_s:
+            level, text = ERROR, f"silent for {age:.1f} s"
+        elif invalid or dropped:
+            level, text = WARN, f"{rate:.1f} Hz; {invalid} invalid, {dropped} dropped this episode"
+        else:
+            level, text = OK, f"{rate:.1f} Hz"
+        return self._diagnostic(level, spec.id, text, topic=spec.topic, rate_hz=f"{rate:.1f}",
+                                last_sample_age_s=f"{age:.2f}", invalid=invalid, dropped=dropped)
+
+    def _diagnostic(self, level: int, what: str, message: str, **values):
+        types = self._store.types
+        return types[DIAG_STATUS](level=level, name=f"{self.config.name}: {what}", message=message,
+                                  hardware_id=self.config.name,
+                                  values=[types[KEY_VALUE](key=k, value=str(v)) for k, v in values.items()])
+
+
+def _sleep_until_stopped(running: threading.Event, seconds: float) -> bool:
+    """Sleep ``seconds``; True when the node stopped meanwhile."""
+    deadline = time.monotonic() + seconds
+    while running.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(left, 0.1))
+    return True
+
+
+def _existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path

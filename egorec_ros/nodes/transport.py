@@ -1,0 +1,94 @@
+"""The Transport interface over rclpy: raw CDR subscriptions (``raw=True``), raw publishing
+(``Publisher.publish(bytes)`` -> ``publish_raw``), services, graph info.
+
+Messages never become Python message objects on the hot path: the recorder decodes the
+CDR with rosbags exactly as it decodes bags. Services are the exception (rclpy hands them
+over as objects): they are converted with ``serialize_message`` / ``deserialize_message``,
+a few bytes per call.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message, serialize_message
+from rosidl_runtime_py.utilities import get_message, get_service
+
+from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
+
+
+def ros_qos(qos: QoS) -> QoSProfile:
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=qos.depth,
+        reliability=ReliabilityPolicy.RELIABLE if qos.reliability == "reliable" else ReliabilityPolicy.BEST_EFFORT,
+        durability=(DurabilityPolicy.TRANSIENT_LOCAL if qos.durability == "transient_local"
+                    else DurabilityPolicy.VOLATILE))
+
+
+class _RawPublisher:
+    def __init__(self, publisher: Any) -> None:
+        self._pub = publisher
+
+    def publish(self, cdr: bytes) -> None:
+        self._pub.publish(cdr if isinstance(cdr, bytes) else bytes(cdr))
+
+
+class _Handle:
+    def __init__(self, destroy: Any, entity: Any) -> None:
+        self._destroy, self._entity = destroy, entity
+
+    def close(self) -> None:
+        self._destroy(self._entity)
+
+
+class RclpyTransport:
+    """Entities are created on ``node``; spin it with a MultiThreadedExecutor (service handlers
+    may block while an episode commits, subscriptions must keep flowing)."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self._group = ReentrantCallbackGroup()
+
+    def subscribe(self, topic: str, msgtype: str, qos: QoS, callback: RawCallback) -> _Handle:
+        sub = self.node.create_subscription(get_message(msgtype), topic,
+                                            lambda data: callback(data, time.time_ns()), ros_qos(qos),
+                                            raw=True, callback_group=self._group)
+        return _Handle(self.node.destroy_subscription, sub)
+
+    def publisher(self, topic: str, msgtype: str, qos: QoS) -> _RawPublisher:
+        return _RawPublisher(self.node.create_publisher(get_message(msgtype), topic, ros_qos(qos)))
+
+    def serve(self, service: str, srvtype: str, handler: ServiceHandler) -> _Handle:
+        cls = get_service(srvtype)
+
+        def answer(request, _response):
+            return deserialize_message(handler(serialize_message(request)), cls.Response)
+
+        return _Handle(self.node.destroy_service,
+                       self.node.create_service(cls, service, answer, callback_group=self._group))
+
+    def call(self, service: str, srvtype: str, request: bytes, timeout_s: float = 5.0) -> bytes:
+        """Needs the node spun by an executor in another thread."""
+        cls = get_service(srvtype)
+        client = self.node.create_client(cls, service, callback_group=self._group)
+        try:
+            if not client.wait_for_service(timeout_sec=timeout_s):
+                raise TimeoutError(f"service {service} is not available within {timeout_s:g} s")
+            done = threading.Event()
+            future = client.call_async(deserialize_message(request, cls.Request))
+            future.add_done_callback(lambda _f: done.set())
+            if not done.wait(timeout_s):
+                raise TimeoutError(f"service {service} did not reply within {timeout_s:g} s")
+            return serialize_message(future.result())
+        finally:
+            self.node.destroy_client(client)
+
+    def topics(self) -> dict[str, list[str]]:
+        return {name: sorted(types) for name, types in self.node.get_topic_names_and_types()}
+
+    def close(self) -> None:
+        """Entities go with the node (``node.destroy_node()``)."""

@@ -1,0 +1,19 @@
+"""Environment that keeps DDS traffic on this machine (tests, benchmarks, demos)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from egorec_ros import resources
+
+LOOPBACK_XML = "cyclonedds_loopback.xml"
+
+
+def config_file(name: str = LOOPBACK_XML) -> Path:
+    """A shipped Cyclone config (package data, the source checkout's ``config/``, or a colcon
+    install's ``share/egorec_ros/config``)."""
+    return resources.config_file(name)
+
+
+def loopback_env(domain: int) -> dict[str, str]:
+    """Variables for a process whose DDS traffic stays on ``lo`` in a private domain."""
+    return {"CYCLONEDDS_URI": config_file().as_uri(), "ROS_DOMAIN_ID": str(domain), "ROS_LOCALHOST_ONLY": "1"}

@@ -1,0 +1,61 @@
+"""ros2 launch egorec_ros record.launch.py rig:=appendix_b [task:=T out:=DIR codec:=h264 sim:=true]
+
+Starts the recorder node for a rig; ``sim:=true`` also starts the simulated devices of the
+rig; a rig with a RealSense (d435/d405) includes realsense2_camera's rs_launch.py with the
+settings the rig needs (its topic names, sizes at the rig's fps, aligned depth when the rig
+records the aligned topic, unified IMU). Episodes: ``ros2 service call
+/egorec_recorder/start egorec_ros/srv/Start "{task: '', instruction: 'pick the cup'}"`` and
+``/egorec_recorder/stop egorec_ros/srv/Stop``; status: ``ros2 topic echo /egorec_recorder/status``.
+"""
+import os
+
+from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, LogInfo, OpaqueFunction
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch_ros.actions import Node
+
+ARGS = {
+    "rig": ("appendix_b", "built-in rig name or rig file"),
+    "task": ("", "task folder under out (default: the rig name)"),
+    "out": (os.path.expanduser("~/egorec_data"), "dataset root"),
+    "codec": ("h264", "RGB video codec: h264, hevc or av1"),
+    "size": ("", "WxH: record every video stream at this size"),
+    "sim": ("false", "true: start simulated devices for the rig"),
+    "marker": ("", "marker topic (std_msgs/String start/stop) that starts and stops episodes"),
+    "params_file": ("", "a parameters YAML for the recorder (see share/egorec_ros/config/recorder.yaml)"),
+}
+
+
+def _nodes(context):
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.realsense import realsense_devices, realsense_launch_args
+
+    value = {name: context.launch_configurations[name] for name in ARGS}
+    rig = load_rig(value["rig"])
+    params = [{"rig": value["rig"], "task": value["task"], "out": value["out"], "codec": value["codec"],
+               "size": value["size"], "marker": value["marker"]}]
+    if value["params_file"]:
+        params.insert(0, value["params_file"])
+    actions = [Node(package="egorec_ros", executable="recorder", name="egorec_recorder", output="screen",
+                    parameters=params)]
+    if value["sim"].lower() in ("true", "1", "yes"):
+        actions.append(Node(package="egorec_ros", executable="sim_devices", name="egorec_sim_devices",
+                            output="screen", parameters=[{"rig": value["rig"], "size": value["size"]}]))
+        return actions
+    for device in realsense_devices(rig):
+        try:
+            share = get_package_share_directory("realsense2_camera")
+        except PackageNotFoundError:
+            actions.append(LogInfo(msg=f"rig {rig.name} has RealSense {device.id} but realsense2_camera is not "
+                                       "installed (apt install ros-$ROS_DISTRO-realsense2-camera); start it yourself"))
+            continue
+        actions.append(IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(os.path.join(share, "launch", "rs_launch.py")),
+            launch_arguments=realsense_launch_args(rig, device).items()))
+    return actions
+
+
+def generate_launch_description():
+    return LaunchDescription([DeclareLaunchArgument(name, default_value=default, description=text)
+                              for name, (default, text) in ARGS.items()] + [OpaqueFunction(function=_nodes)])
