@@ -1,7 +1,7 @@
-"""ROS message definitions (rosbags typestore) -> cyclonedds IdlStruct classes.
+"""ROS message definitions -> cyclonedds IdlStruct classes.
 
-The DDS types are derived, never written by hand: the standard types come from
-rosbags' Humble typestore and ours from ``msg/*.msg`` (``ros2_typestore()``).
+The DDS types are derived, never written by hand: from the field layout the message
+layer gives (``messages.fields``: the Humble types and ours from ``msg/*.msg``).
 A ROS type ``pkg/msg/Name`` becomes the DDS type ``pkg::msg::dds_::Name_`` with
 final extensibility, which is what rmw_cyclonedds_cpp announces, so the two match.
 
@@ -15,10 +15,8 @@ from functools import lru_cache
 
 from cyclonedds.idl import IdlStruct, make_idl_struct
 from cyclonedds.idl import types as t
-from rosbags.interfaces import Nodetype
-from rosbags.typesys.store import Typestore
 
-from egorec_ros.messages.typestores import ros2_typestore
+from egorec_ros.messages.fields import Node, message_fields
 
 # ROS 2 IDL: byte -> octet, char -> uint8 (rosidl), the rest by name
 _BASE = {"bool": bool, "byte": t.byte, "char": t.uint8, "int8": t.int8, "uint8": t.uint8,
@@ -35,18 +33,10 @@ def dds_type_name(ros_type: str) -> str:
     return f"{pkg}::{ns}::dds_::{name}_"
 
 
-def idl_type(ros_type: str, store: Typestore | None = None) -> type[IdlStruct]:
-    """The IdlStruct class of ``ros_type``; KeyError naming the type when the typestore lacks it."""
-    return _idl_type(ros_type, store or ros2_typestore())
-
-
 @lru_cache(maxsize=None)
-def _idl_type(ros_type: str, store: Typestore) -> type[IdlStruct]:
-    if ros_type not in store.fielddefs:
-        raise KeyError(f"message type {ros_type} is not in the typestore; known types are rosbags' "
-                       "ROS 2 Humble types and egorec_ros/msg/*")
-    _, fields = store.fielddefs[ros_type]
-    annotations = {name: _field_type(desc, store) for name, desc in fields}
+def idl_type(ros_type: str) -> type[IdlStruct]:
+    """The IdlStruct class of ``ros_type``; KeyError naming the type when it is unknown."""
+    annotations = {name: _field_type(node) for name, node in message_fields(ros_type)}
     if not annotations:          # rosidl gives empty messages one member
         annotations = {"structure_needs_at_least_one_member": t.uint8}
     cls = make_idl_struct(ros_type.rsplit("/", 1)[1] + "_", dds_type_name(ros_type), annotations)
@@ -54,24 +44,24 @@ def _idl_type(ros_type: str, store: Typestore) -> type[IdlStruct]:
     return cls
 
 
-def _field_type(desc: tuple, store: Typestore):
-    kind, arg = desc
-    if kind == Nodetype.BASE:
+def _field_type(node: Node):
+    kind, arg = node
+    if kind == "base":
         name, bound = arg
         if name == "string":
             return t.bounded_str[bound] if bound else str  # type: ignore[misc]
         if name not in _BASE:
             raise ValueError(f"no DDS type for the ROS base type {name!r}")
         return _BASE[name]
-    if kind == Nodetype.NAME:
-        return _idl_type(arg, store)
+    if kind == "name":
+        return idl_type(arg)
     sub, size = arg
-    if kind == Nodetype.ARRAY:
-        return t.array[_field_type(sub, store), size]  # type: ignore[misc]
-    if kind == Nodetype.SEQUENCE:
-        inner = _field_type(sub, store)
+    if kind == "array":
+        return t.array[_field_type(sub), size]  # type: ignore[misc]
+    if kind == "sequence":
+        inner = _field_type(sub)
         return t.sequence[inner, size] if size else t.sequence[inner]  # type: ignore[misc]
-    raise ValueError(f"unknown field node {desc!r}")
+    raise ValueError(f"unknown field node {node!r}")
 
 
 @lru_cache(maxsize=None)
@@ -81,11 +71,8 @@ def service_wrapper_type(srvtype: str, half: str) -> type[IdlStruct]:
     if half not in ("Request", "Response"):
         raise ValueError(f"half must be 'Request' or 'Response', got {half!r}")
     ros_type = f"{srvtype}_{half}"
-    store = ros2_typestore()
-    if ros_type not in store.fielddefs:
-        raise KeyError(f"service type {srvtype} is not in the typestore (no {ros_type})")
     fields = {"client_guid": t.uint64, "sequence_number": t.int64}
-    fields.update({name: _field_type(desc, store) for name, desc in store.fielddefs[ros_type][1]})
+    fields.update({name: _field_type(node) for name, node in message_fields(ros_type)})
     cls = make_idl_struct(ros_type.rsplit("/", 1)[1] + "_", dds_type_name(ros_type), fields)
     cls.__idl_annotations__["extensibility"] = "final"
     return cls
