@@ -149,17 +149,11 @@ def test_truncated_cdr_is_counted(tmp_path):
         recorder = Recorder(rig, writer)
         live = LiveInput(rig, NoTransport(), recorder)
         wrench = malformed(3)[2][2]
-        routes = dict(_routes(live))
+        decoders = {d.topic: d for d in live.decoders}
+        assert decoders["/gripper_1/right_force"].typename == WRENCH
         for cut in (0, 3, 4, 10, 30, len(wrench) - 4):
-            live.on_message("/gripper_1/right_force", WRENCH, routes["/gripper_1/right_force"], wrench[:cut], 1)
-        live.on_message("/gripper_1/state", "egorec_ros/msg/GripperState", routes["/gripper_1/state"],
-                        b"\x00\x01\x00\x00" + bytes(range(7)), 1)
+            live.on_message(decoders["/gripper_1/right_force"], wrench[:cut], 1)
+        live.on_message(decoders["/gripper_1/state"], b"\x00\x01\x00\x00" + bytes(range(7)), 1)
         recorder.close()
     assert dict(live.invalid) == {"gripper.right_force": 6, "gripper.state": 1}
 
-
-def _routes(live):
-    """(topic, routes) of a LiveInput, as its subscriptions were made."""
-    for sub_callback in live._callbacks:
-        topic, _msgtype, routes = sub_callback.args
-        yield topic, routes
