@@ -24,6 +24,7 @@ from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, QoS
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.cli import assert_clean, egorec_ok
 
 STORE = ros2_typestore()
 WRENCH, MATRIX = "geometry_msgs/msg/WrenchStamped", "egorec_ros/msg/ForceMatrix"
@@ -96,9 +97,7 @@ def test_ten_thousand_malformed_messages_are_counted(tmp_path, dds_env):
     assert result is not None, (status, report)
     assert result.drop_stats["invalid_messages"] == expected
     assert result.rows > 30, "the recording stopped"
-    check = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(tmp_path / "task")],
-                           capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0, check.stdout + check.stderr
+    egorec_ok("validate", tmp_path / "task", timeout=120)
 
 
 def test_recorder_killed_mid_episode_is_salvaged(tmp_path, dds_env):
@@ -124,12 +123,8 @@ def test_recorder_killed_mid_episode_is_salvaged(tmp_path, dds_env):
         publisher.send_signal(signal.SIGINT)
         publisher.wait(timeout=60)
     assert not Task(staged).episodes if (staged / "meta" / "info.json").exists() else True
-    salvage = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "recover", str(staged), "--salvage"],
-                             capture_output=True, text=True, timeout=120)
-    assert salvage.returncode == 0, salvage.stdout + salvage.stderr
-    check = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(staged)],
-                           capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0 and "clean" in check.stdout, check.stdout + check.stderr
+    egorec_ok("recover", staged, "--salvage", timeout=120)
+    assert_clean(staged)
     (episode,) = Task(staged).episodes
     assert len(episode) > 30
 
