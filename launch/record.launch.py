@@ -29,7 +29,7 @@ ARGS = {
 
 def _nodes(context):
     from egorec_ros.rig.load import load_rig
-    from egorec_ros.rig.realsense import realsense_devices, realsense_launch_args
+    from egorec_ros.drivers import realsense
 
     value = {name: context.launch_configurations[name] for name in ARGS}
     rig = load_rig(value["rig"])
@@ -43,7 +43,7 @@ def _nodes(context):
         actions.append(Node(package="egorec_ros", executable="sim_devices", name="egorec_sim_devices",
                             output="screen", parameters=[{"rig": value["rig"], "size": value["size"]}]))
         return actions
-    for device in realsense_devices(rig):
+    for device in realsense.rig_devices(rig):
         try:
             share = get_package_share_directory("realsense2_camera")
         except PackageNotFoundError:
@@ -52,7 +52,7 @@ def _nodes(context):
             continue
         actions.append(IncludeLaunchDescription(
             PythonLaunchDescriptionSource(os.path.join(share, "launch", "rs_launch.py")),
-            launch_arguments=realsense_launch_args(rig, device).items()))
+            launch_arguments=realsense.launch_arguments(rig, device).items()))
     return actions
 
 

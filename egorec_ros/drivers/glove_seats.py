@@ -7,10 +7,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
+from egorec_ros.errors import UserError
+
 SEATS = ("left_glove", "right_glove")
 
 
-class GloveRefused(RuntimeError):
+class GloveRefused(UserError, RuntimeError):
     """A glove that cannot be given a column; the message says which and what to do."""
 
 

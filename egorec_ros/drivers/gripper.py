@@ -23,6 +23,7 @@ from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 from egorec_ros.drivers.serial_link import open_serial, read_some
 from egorec_ros.drivers.tactile import TactileForces
+from egorec_ros.errors import UserError
 
 BAUDRATE = 115200
 NS_PER_BYTE = 10 * 1_000_000_000 // BAUDRATE        # 8N1: 10 bits a byte
@@ -33,7 +34,7 @@ REPLY_TIMEOUT_S = 1.0
 KEY_PREFIX = "gripper:"
 
 
-class NoReply(TimeoutError):
+class NoReply(UserError, TimeoutError):
     """The port opened but the board did not answer (an OSError: the loop retries)."""
 
 

@@ -1,9 +1,9 @@
 """Live messages -> samples for the recorder, through the same decode path as bags.
 
 Each rig stream with a topic is subscribed on a transport. A message arrives as
-serialized CDR; it is deserialized with rosbags' typestore and mapped by the
-converter's rule for its stream kind and type, stamped by the stream's clock
-(header stamp, or arrival with ``stamp: receive``), and handed to the recorder.
+serialized CDR; messages.decode deserializes it with rosbags' typestore and maps it
+by the converter's rule for its stream kind and type, stamped by the stream's clock
+(header stamp, or arrival with ``stamp: receive``); the samples go to the recorder.
 So a live recording and a bag of the same messages give the same samples.
 
 A message that cannot be decoded (truncated CDR, a wrong encapsulation, arrays of
@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
-from egorec_ros.assembly.sample import Sample
 from egorec_ros.converter.clocks import HEADER, StreamClock, stamp_option
-from egorec_ros.messages.mapping import Rule, accepted_types, rule_for
 from egorec_ros.messages.context import MessageContext
-from egorec_ros.messages.payloads.stamps import header_ns
-from egorec_ros.messages.decode import deserialize
+from egorec_ros.messages.decode import Decoded, TopicDecoder
+from egorec_ros.messages.mapping import accepted_types
 from egorec_ros.messages.errors import PayloadError
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.model import Rig, StreamSpec
@@ -47,13 +44,6 @@ def stream_msgtype(spec: StreamSpec) -> str:
     return types[0]
 
 
-@dataclass
-class _Route:
-    spec: StreamSpec
-    rule: Rule
-    clock: StreamClock
-
-
 class LiveInput:
     """Subscribes every topic of ``rig`` on ``transport`` and feeds ``recorder``; ``close()`` unsubscribes.
 
@@ -67,61 +57,53 @@ class LiveInput:
         self.received: Counter[str] = Counter()       # decoded samples per stream
         self.invalid: Counter[str] = Counter()
         self.last_arrival_ns: dict[str, int] = {}
-        by_topic: dict[tuple[str, str], list[_Route]] = {}
+        self._clocks: dict[str, StreamClock] = {}
+        by_topic: dict[tuple[str, str], list[StreamSpec]] = {}
         for spec in rig.streams.values():
             if not spec.topic:
                 continue
-            msgtype = stream_msgtype(spec)
-            route = _Route(spec, rule_for(spec, spec.topic, msgtype),
-                           StreamClock(spec.id, stamp_option(spec) or HEADER, FAR_TOLERANCE_NS))
-            by_topic.setdefault((spec.topic, msgtype), []).append(route)
+            by_topic.setdefault((spec.topic, stream_msgtype(spec)), []).append(spec)
+            self._clocks[spec.id] = StreamClock(spec.id, stamp_option(spec) or HEADER, FAR_TOLERANCE_NS)
         if not by_topic:
             raise ValueError(f"rig {rig.name!r} has no stream with a topic; nothing to subscribe to")
+        self.decoders = [TopicDecoder.for_streams(topic, msgtype, specs, source)
+                         for (topic, msgtype), specs in by_topic.items()]
         self._subs: list[Subscription] = []
-        self._callbacks: list[partial] = []
-        for (topic, msgtype), routes in by_topic.items():
-            topic_qos = qos.get(routes[0].spec.id, RECORDER) if isinstance(qos, dict) else qos
-            self._callbacks.append(partial(self.on_message, topic, msgtype, routes))
-            self._subs.append(transport.subscribe(topic, msgtype, topic_qos, self._callbacks[-1]))
+        for decoder in self.decoders:
+            spec = decoder.routes[0][0]
+            topic_qos = qos.get(spec.id, RECORDER) if isinstance(qos, dict) else qos
+            self._subs.append(transport.subscribe(decoder.topic, decoder.typename, topic_qos,
+                                                  partial(self.on_message, decoder)))
         self.topics = sorted(by_topic)
 
-    def on_message(self, topic: str, msgtype: str, routes: list[_Route], cdr: bytes, arrival_ns: int) -> None:
-        handed = self._decode(topic, msgtype, routes, cdr, arrival_ns)
+    def on_message(self, decoder: TopicDecoder, cdr: bytes, arrival_ns: int) -> None:
+        handed = self._decode(decoder, cdr, arrival_ns)
         if self.tap is not None:   # the bag gets the arrival the recorder judged lateness by
-            self.tap(topic, msgtype, cdr, handed or arrival_ns)
+            self.tap(decoder.topic, decoder.typename, cdr, handed or arrival_ns)
 
-    def _decode(self, topic: str, msgtype: str, routes: list[_Route], cdr: bytes, arrival_ns: int) -> int | None:
+    def _decode(self, decoder: TopicDecoder, cdr: bytes, arrival_ns: int) -> int | None:
         """Hand the message's samples to the recorder; the arrival it stamped, None if none was handed over."""
-        handed = None
         try:
-            msg = deserialize(msgtype, cdr)
-        except PayloadError:
-            for route in routes:
-                self._invalid(route.spec.id)
-            return None
-        ctx = MessageContext(self.source, topic, arrival_ns)
-        for route in routes:
-            spec = route.spec
-            picked = route.rule.pick(msg, spec.source) if route.rule.pick else msg
-            if picked is None:
-                continue
-            header = header_ns(picked)
-            stamp = route.clock.stamp(header, arrival_ns, ctx)
-            if stamp is None:
-                self._invalid(spec.id)
-                continue
-            try:
-                payload = route.rule.payload(picked, ctx)
-            except (ValueError, TypeError, IndexError):   # PayloadError and malformed arrays
-                self._invalid(spec.id)
-                continue
+            decoded = decoder.decode(cdr, arrival_ns, MessageContext(self.source, decoder.topic, arrival_ns),
+                                     stamp=self._stamp)
+        except PayloadError as exc:
+            decoded = Decoded(drops=[(spec.id, str(exc)) for spec, _ in decoder.routes])
+        for stream, _why in decoded.drops:
+            self._invalid(stream)
+        handed = None
+        for sample in decoded.samples:
             with self._lock:
-                self.received[spec.id] += 1
-                self.last_arrival_ns[spec.id] = arrival_ns
-            sample = Sample(spec.id, stamp, arrival_ns, payload, route.clock.raw_stamp(header))
+                self.received[sample.stream] += 1
+                self.last_arrival_ns[sample.stream] = arrival_ns
             stamped = self.recorder.on_sample(sample)
             handed = stamped if handed is None else handed
         return handed
+
+    def _stamp(self, spec: StreamSpec, header: int | None, arrival_ns: int, ctx: MessageContext) -> tuple[int, int] | str:
+        """The stream's clock stamps (and counts zero, far and out-of-order stamps)."""
+        clock = self._clocks[spec.id]
+        stamp = clock.stamp(header, arrival_ns, ctx)
+        return f"{ctx}: header stamp is zero" if stamp is None else (stamp, clock.raw_stamp(header))
 
     def _invalid(self, stream: str) -> None:
         with self._lock:

@@ -3,14 +3,15 @@
 A live subscriber (DDS, rclpy serialized subscriptions) hands over the message's
 type name, its CDR bytes and the host time it arrived; rosbags' typestore
 deserializes it and the ``mapping`` rules turn it into each fed stream's payload,
-exactly as the bag converter does. Stamps: the header stamp, or the arrival time
-for a stream whose ``stamp`` option is ``receive`` or whose message has no header;
-a zero header stamp is a drop (a driver that never set it).
+exactly as the bag converter does. Stamps: by default the header stamp, or the
+arrival time for a stream whose ``stamp`` option is ``receive`` or whose message has
+no header; a zero header stamp is a drop (a driver that never set it). A caller with
+its own stamp policy (the live recorder's per-stream clocks) passes a ``Stamper``.
 """
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from rosbags.serde import SerdeError
@@ -24,6 +25,19 @@ from egorec_ros.messages.payloads.stamps import header_ns
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.messages.msg import Msg
 from egorec_ros.rig.model import StreamSpec
+
+
+Stamper = Callable[[StreamSpec, "int | None", int, MessageContext], "tuple[int, int] | str"]
+"""(stream, header stamp or None, arrival ns, context) -> (stamp_ns, raw_stamp_ns), or why it is dropped."""
+
+
+def stamp_by_option(spec: StreamSpec, header: int | None, arrival_ns: int, ctx: MessageContext) -> tuple[int, int] | str:
+    """The stream's ``stamp`` option decides; a zero header stamp is a drop."""
+    if spec.options.stamp == "receive" or header is None:
+        return arrival_ns, header or 0
+    if not header:
+        return f"{ctx}: header stamp is zero"
+    return header, 0
 
 
 @dataclass
@@ -56,31 +70,28 @@ class TopicDecoder:
         return cls(topic, typename, tuple((s, rule_for(s, topic, typename)) for s in specs), source)
 
     def decode(self, cdr: bytes, arrival_ns: int, context: MessageContext | None = None,
-               store: Typestore | None = None) -> Decoded:
+               store: Typestore | None = None, stamp: Stamper = stamp_by_option) -> Decoded:
+        """PayloadError when the bytes do not decode as the topic's type (no stream gets a sample)."""
         ctx = context or MessageContext(self.source, self.topic, arrival_ns, clock=RECEIVE_TIME)
-        return decode_message(deserialize(self.typename, cdr, store), self.routes, arrival_ns, ctx)
+        return decode_message(deserialize(self.typename, cdr, store), self.routes, arrival_ns, ctx, stamp)
 
 
 def decode_message(msg: Msg, routes: Sequence[tuple[StreamSpec, Rule]], arrival_ns: int,
-                   ctx: MessageContext) -> Decoded:
+                   ctx: MessageContext, stamp: Stamper = stamp_by_option) -> Decoded:
     """Samples of a deserialized message for each (stream, rule); misfits are drops, not errors."""
     out = Decoded()
     for spec, rule in routes:
         picked = rule.select(msg, spec)
         if picked is None:
             continue
-        header = header_ns(picked)
-        if spec.options.stamp == "receive" or header is None:
-            stamp, raw = arrival_ns, header or 0
-        elif not header:
-            out.drops.append((spec.id, f"{ctx}: header stamp is zero"))
+        stamped = stamp(spec, header_ns(picked), arrival_ns, ctx)
+        if isinstance(stamped, str):
+            out.drops.append((spec.id, stamped))
             continue
-        else:
-            stamp, raw = header, 0
         try:
             payload = rule.payload(picked, ctx)
-        except PayloadError as exc:
+        except (ValueError, TypeError, IndexError) as exc:   # PayloadError, and arrays of the wrong size
             out.drops.append((spec.id, str(exc)))
             continue
-        out.samples.append(Sample(spec.id, stamp, arrival_ns, payload, raw))
+        out.samples.append(Sample(spec.id, stamped[0], arrival_ns, payload, stamped[1]))
     return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Literal, Protocol
 
+from egorec_ros.transport.errors import TransportConfigError
+
 RawCallback = Callable[[bytes, int], None]   # (serialized CDR incl. 4-byte encapsulation header, host arrival ns)
 ServiceHandler = Callable[[bytes], bytes]    # serialized <srv>_Request -> serialized <srv>_Response
 
@@ -47,7 +49,7 @@ def qos_from(value: str | QoS | None, default: QoS = RECORDER) -> QoS:
     if isinstance(value, QoS):
         return value
     if value not in PROFILES:
-        raise ValueError(f"unknown QoS profile {value!r}; known: {', '.join(PROFILES)}")
+        raise TransportConfigError(f"unknown QoS profile {value!r}; known: {', '.join(PROFILES)}")
     return PROFILES[value]
 
 
@@ -60,7 +62,7 @@ def stream_qos(entries: list[str], streams: list[str]) -> dict[str, QoS]:
         if not sep:
             default = qos_from(profile)
         elif stream not in streams:
-            raise ValueError(f"QoS for unknown stream {stream!r}; the rig's streams: {', '.join(streams)}")
+            raise TransportConfigError(f"QoS for unknown stream {stream!r}; the rig's streams: {', '.join(streams)}")
         else:
             overrides[stream] = qos_from(profile)
     return {s: overrides.get(s, default) for s in streams}

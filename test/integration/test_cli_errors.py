@@ -12,13 +12,9 @@ import pytest
 from egorec_ros import cli
 from egorec_ros.errors import UserError
 from egorec_ros.layout.lock import TaskLock
+from helpers.cli import egorec
 
 UVC = "devices:\n  cam: {kind: uvc, key: \"uvc:test-cam\", streams: {rgb: {topic: /c, width: 64, height: 48%s}}}\n"
-
-
-def egorec(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "egorec_ros.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=120)
 
 
 def record(rig: Path, out: Path) -> subprocess.CompletedProcess:
@@ -54,6 +50,13 @@ def test_a_locked_task_is_a_message_not_a_traceback(tmp_path):
     assert done.stderr.splitlines()[-1].startswith(
         f"egorec: task directory {tmp_path / 'out' / 't'} is already being written by pid ")
     assert "stop the other recorder/converter or write to another task" in done.stderr
+
+
+def test_a_bad_qos_profile_is_a_message_not_a_traceback():
+    done = egorec("recorder", "--rig", "appendix_b", "--qos", "fastest")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == ("egorec: unknown QoS profile 'fastest'; known: default, sensor_data, "
+                                            "recorder, latched")
 
 
 def test_a_user_error_is_printed_and_a_bug_raises(monkeypatch, capsys, tmp_path):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rosbags.rosbag1 import Writer as Ros1Writer
-from rosbags.rosbag2 import StoragePlugin
-from rosbags.rosbag2 import Writer as Ros2Writer
 
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.bags.bagfile import open_bag
@@ -24,6 +22,7 @@ from egorec_ros.messages.typestores import ros1_typestore, ros2_typestore
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
 from helpers.bags import BAGS, requires_public_bags
+from helpers.message_bags import write_messages
 
 T0 = 1_700_000_000 * 10**9
 STORE = ros2_typestore()
@@ -112,9 +111,8 @@ def _ros1_imu(store, cls):
 
 def test_an_unreadable_message_is_a_bag_error_naming_topic_and_time(tmp_path):
     path = tmp_path / "broken"
-    with Ros2Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        conn = writer.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=STORE)
-        writer.write(conn, T0 + 250_000_000, b"\x00\x01\x00\x00\x05")     # CDR header, then almost nothing
+    # CDR header, then almost nothing
+    write_messages(path, [("/imu", "sensor_msgs/msg/Imu", T0 + 250_000_000, b"\x00\x01\x00\x00\x05")], mcap=True)
     with open_bag(path) as bag, pytest.raises(BagError) as err:
         list(iter_samples(bag, plan_topics(bag, [IMU])))
     text = str(err.value)
@@ -124,12 +122,9 @@ def test_an_unreadable_message_is_a_bag_error_naming_topic_and_time(tmp_path):
 def test_payloads_that_do_not_fit_are_dropped_and_counted(tmp_path):
     matrix = spec("g.left_force_matrix", StreamKind.LATEST, "/matrix", {"matrix": "m"})
     path = tmp_path / "matrices"
-    with Ros2Writer(path, version=9) as writer:
-        conn = writer.add_connection("/matrix", forces.FORCE_MATRIX, typestore=STORE)
-        for i, n in enumerate((12, 10, 12)):                        # the middle one is short
-            msg = STORE.types[forces.FORCE_MATRIX](header=header_message(STORE, T0 + i), rows=2, cols=2,
-                                                    channels=3, data=np.arange(n, dtype=np.float32))
-            writer.write(conn, T0 + i, STORE.serialize_cdr(msg, forces.FORCE_MATRIX))
+    write_messages(path, [("/matrix", forces.FORCE_MATRIX, T0 + i, STORE.types[forces.FORCE_MATRIX](
+        header=header_message(STORE, T0 + i), rows=2, cols=2, channels=3, data=np.arange(n, dtype=np.float32)))
+        for i, n in enumerate((12, 10, 12))])                       # the middle one is short
     report = ReadReport("matrices")
     with open_bag(path) as bag:
         samples = list(iter_samples(bag, plan_topics(bag, [matrix]), report=report))

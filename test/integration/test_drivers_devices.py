@@ -88,7 +88,7 @@ def test_realsense_topics_match_the_shipped_rig_and_depth_units():
     z16 = np.array([[0, 1, 4, 5, 6, 65535]], np.uint16)
     assert realsense.sdk_depth_to_mm(z16, "D405").tolist() == [[0, 0, 0, 0, 1, 6554]]
     assert realsense.sdk_depth_to_mm(z16, "d435").tolist() == z16.tolist()
-    assert realsense.launch_arguments("213622075531")["serial_no"] == "'213622075531'"
+    assert realsense.launch_arguments(rig, rig.devices[0])["serial_no"] == "'213622075531'"
 
 
 def test_the_command_runs_on_this_machine(tmp_path):

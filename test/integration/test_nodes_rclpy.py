@@ -14,6 +14,7 @@ rclpy = pytest.importorskip("rclpy", reason="rclpy is not installed: source a RO
                                             "with this package built (colcon build) to run the rclpy tests")
 
 from egorec_ros.transport.dds.loopback import loopback_env  # noqa: E402
+from helpers.cli import assert_clean, egorec_ok  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.environ.get("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp") != "rmw_cyclonedds_cpp",
                                 reason="the DDS transport talks to rmw_cyclonedds_cpp (set RMW_IMPLEMENTATION)")
@@ -27,16 +28,11 @@ def env():
 
 
 def _ctl(env, *args):
-    out = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "ctl", *args], env=env, capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return out.stdout
+    return egorec_ok("ctl", *args, env=env, timeout=60)
 
 
 def _validate(task):
-    out = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(task)], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0 and "clean" in out.stdout, out.stdout + out.stderr
+    assert_clean(task)
 
 
 def test_rclpy_recorder_records_the_dds_publisher(tmp_path, env):

@@ -19,6 +19,7 @@ from egorec_ros.live.node import DIAGNOSTIC_ARRAY, ERROR, OK, STATUS
 from egorec_ros.transport.base import DEFAULT, RECORDER
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.cli import assert_clean, egorec_ok
 
 RIG, SIZE, NAME, MARKER = "uvc_pair", "320x240", "rec_t8", "/t8/marker"   # light: the machine may be shared
 STORE = ros2_typestore()
@@ -38,10 +39,7 @@ def egorec_bg(args: list[str], env: dict, log: Path) -> subprocess.Popen:
 
 
 def ctl(env: dict, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "ctl", *args, "--name", NAME], env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return out.stdout
+    return egorec_ok("ctl", *args, "--name", NAME, env=env, timeout=120)
 
 
 class Watch:
@@ -141,9 +139,7 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    check = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(out / "t")],
-                           capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0 and "clean" in check.stdout, check.stdout + check.stderr
+    assert_clean(out / "t")
     tasks = [json.loads(line)["task"] for line in (out / "t" / "meta" / "tasks.jsonl").read_text().splitlines()]
     assert "pick the cup" in tasks and "place the cup" in tasks
     assert [e.index for e in Task(out / "t").episodes] == [1, 2, 3, 4]

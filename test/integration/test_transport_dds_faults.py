@@ -24,6 +24,7 @@ from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, QoS
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.cli import assert_clean, egorec_ok
 
 STORE = ros2_typestore()
 WRENCH, MATRIX = "geometry_msgs/msg/WrenchStamped", "egorec_ros/msg/ForceMatrix"
@@ -96,9 +97,7 @@ def test_ten_thousand_malformed_messages_are_counted(tmp_path, dds_env):
     assert result is not None, (status, report)
     assert result.drop_stats["invalid_messages"] == expected
     assert result.rows > 30, "the recording stopped"
-    check = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(tmp_path / "task")],
-                           capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0, check.stdout + check.stderr
+    egorec_ok("validate", tmp_path / "task", timeout=120)
 
 
 def test_recorder_killed_mid_episode_is_salvaged(tmp_path, dds_env):
@@ -124,12 +123,8 @@ def test_recorder_killed_mid_episode_is_salvaged(tmp_path, dds_env):
         publisher.send_signal(signal.SIGINT)
         publisher.wait(timeout=60)
     assert not Task(staged).episodes if (staged / "meta" / "info.json").exists() else True
-    salvage = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "recover", str(staged), "--salvage"],
-                             capture_output=True, text=True, timeout=120)
-    assert salvage.returncode == 0, salvage.stdout + salvage.stderr
-    check = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(staged)],
-                           capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0 and "clean" in check.stdout, check.stdout + check.stderr
+    egorec_ok("recover", staged, "--salvage", timeout=120)
+    assert_clean(staged)
     (episode,) = Task(staged).episodes
     assert len(episode) > 30
 
@@ -149,17 +144,11 @@ def test_truncated_cdr_is_counted(tmp_path):
         recorder = Recorder(rig, writer)
         live = LiveInput(rig, NoTransport(), recorder)
         wrench = malformed(3)[2][2]
-        routes = dict(_routes(live))
+        decoders = {d.topic: d for d in live.decoders}
+        assert decoders["/gripper_1/right_force"].typename == WRENCH
         for cut in (0, 3, 4, 10, 30, len(wrench) - 4):
-            live.on_message("/gripper_1/right_force", WRENCH, routes["/gripper_1/right_force"], wrench[:cut], 1)
-        live.on_message("/gripper_1/state", "egorec_ros/msg/GripperState", routes["/gripper_1/state"],
-                        b"\x00\x01\x00\x00" + bytes(range(7)), 1)
+            live.on_message(decoders["/gripper_1/right_force"], wrench[:cut], 1)
+        live.on_message(decoders["/gripper_1/state"], b"\x00\x01\x00\x00" + bytes(range(7)), 1)
         recorder.close()
     assert dict(live.invalid) == {"gripper.right_force": 6, "gripper.state": 1}
 
-
-def _routes(live):
-    """(topic, routes) of a LiveInput, as its subscriptions were made."""
-    for sub_callback in live._callbacks:
-        topic, _msgtype, routes = sub_callback.args
-        yield topic, routes

@@ -16,6 +16,7 @@ from egorec_ros.dataset.task import Task
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.load import load_rig
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.cli import assert_clean
 
 RIG = "appendix_b"
 SIZE = "320x240"
@@ -77,9 +78,7 @@ def test_sim_devices_to_recorder_over_dds(tmp_path, dds_env):
     assert recorder.returncode == 0, recorder.stdout + recorder.stderr
     assert "sent:" in pub_out, pub_out
     task_dir = tmp_path / "out" / RIG
-    check = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "validate", str(task_dir)], env=dds_env,
-                           capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0 and "clean" in check.stdout, check.stdout + check.stderr
+    assert_clean(task_dir, env=dds_env)
 
     sent = sent_stamps(log)
     columns = stamp_columns(load_rig(RIG))

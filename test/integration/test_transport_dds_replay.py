@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.cli import egorec_ok
 
 RIG, SIZE = "uvc_pair", "320x240"   # light: the simulated devices must keep up on a shared machine
 
@@ -22,30 +23,23 @@ def dds_env():
     return dict(os.environ, **loopback_env(180 + os.getpid() % 10), PYTHONUNBUFFERED="1")
 
 
-def egorec(args, env, timeout=240):
-    out = subprocess.run([sys.executable, "-m", "egorec_ros.cli", *args], env=env, capture_output=True, text=True,
-                         timeout=timeout)
-    assert out.returncode == 0, out.stdout + out.stderr
-    return out.stdout
-
-
 def test_live_recording_equals_conversion_of_its_bag(tmp_path, dds_env):
     publisher = subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size", SIZE,
                                   "--clean"], env=dds_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        live = egorec(["record", "--rig", RIG, "--size", SIZE, "--episodes", "1", "--seconds", "3",
-                       "--out", str(tmp_path / "live"), "--task", "t", "--bag", str(tmp_path / "session")], dds_env)
+        live = egorec_ok("record", "--rig", RIG, "--size", SIZE, "--episodes", "1", "--seconds", "3",
+                         "--out", tmp_path / "live", "--task", "t", "--bag", tmp_path / "session", env=dds_env, timeout=240)
     finally:
         publisher.send_signal(signal.SIGINT)
         publisher.wait(timeout=60)
     window = re.search(r"--range (\S+) (\S+)", live)
     assert window, live
     start, stop = window.groups()
-    egorec(["convert", str(tmp_path / "session"), "--rig", RIG, "--size", SIZE, "--task", "t",
-            "--out", str(tmp_path / "replay"), "--range-origin", "epoch", "--range", start, stop,
-            # a busy machine delays the simulated devices' delivery by seconds, more for some
-            # streams than for others; the live recorder pairs by header stamps regardless
-            "--clock-tolerance", "60"], dds_env)
+    egorec_ok("convert", tmp_path / "session", "--rig", RIG, "--size", SIZE, "--task", "t",
+              "--out", tmp_path / "replay", "--range-origin", "epoch", "--range", start, stop,
+              # a busy machine delays the simulated devices' delivery by seconds, more for some
+              # streams than for others; the live recorder pairs by header stamps regardless
+              "--clock-tolerance", "60", env=dds_env, timeout=240)
     episode = "data/chunk-000/episode-000.parquet"
     live_rows = pq.read_table(tmp_path / "live" / "t" / episode)
     replay_rows = pq.read_table(tmp_path / "replay" / "t" / episode)

@@ -6,13 +6,13 @@ import dataclasses
 import pytest
 
 from egorec_ros.rig.load import load_rig
-from egorec_ros.rig.realsense import realsense_devices, realsense_launch_args
+from egorec_ros.drivers.realsense import launch_arguments, rig_devices
 
 
 def test_d435_rig_gives_the_driver_its_topics_and_profiles():
     rig = load_rig("d435_single")
-    (device,) = realsense_devices(rig)
-    args = realsense_launch_args(rig, device)
+    (device,) = rig_devices(rig)
+    args = launch_arguments(rig, device)
     # /camera/camera/color/image_raw: realsense2_camera's default names
     assert (args["camera_namespace"], args["camera_name"]) == ("camera", "camera")
     assert args["rgb_camera.profile"] == args["rgb_camera.color_profile"] == "1280x720x30"
@@ -24,19 +24,19 @@ def test_d435_rig_gives_the_driver_its_topics_and_profiles():
 
 def test_aligned_depth_topic_turns_alignment_on():
     rig = load_rig("d435_single")
-    device = realsense_devices(rig)[0]
+    device = rig_devices(rig)[0]
     streams = tuple(dataclasses.replace(s, topic="/camera/camera/aligned_depth_to_color/image_raw")
                     if s.role == "depth" else s for s in device.streams)
-    assert realsense_launch_args(rig, dataclasses.replace(device, streams=streams))["align_depth.enable"] == "true"
+    assert launch_arguments(rig, dataclasses.replace(device, streams=streams))["align_depth.enable"] == "true"
 
 
 def test_a_topic_the_driver_cannot_publish_is_refused():
     rig = load_rig("d435_single")
-    device = realsense_devices(rig)[0]
+    device = rig_devices(rig)[0]
     streams = tuple(dataclasses.replace(s, topic="/my_cam/rgb") if s.role == "rgb" else s for s in device.streams)
     with pytest.raises(ValueError, match="color/image_raw"):
-        realsense_launch_args(rig, dataclasses.replace(device, streams=streams))
+        launch_arguments(rig, dataclasses.replace(device, streams=streams))
 
 
 def test_rigs_without_realsense_include_nothing():
-    assert realsense_devices(load_rig("appendix_b")) == []
+    assert rig_devices(load_rig("appendix_b")) == []

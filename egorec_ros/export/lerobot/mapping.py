@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from egorec_ros.dataset import Episode, Task
+from egorec_ros.errors import UserError
 from egorec_ros.layout import atomic
 
 IMAGE_PREFIX = "observation.images."
@@ -29,7 +30,7 @@ LEROBOT_KEYS = ("episode_index", "frame_index", "timestamp", "task_index")  # re
 POSE_NAMES = ("x", "y", "z", "qx", "qy", "qz", "qw")
 
 
-class MappingError(ValueError):
+class MappingError(UserError, ValueError):
     """A requested column/camera cannot be exported (the message says which and what to do)."""
 
 

@@ -13,13 +13,14 @@ import av
 import numpy as np
 
 from egorec_ros.codecs.probe import count_frames, decode_frames
+from egorec_ros.errors import UserError
 
 COPYABLE = {"h264", "hevc", "av1"}
 LEROBOT_ENCODER = {"codec": "libsvtav1", "pix_fmt": "yuv420p", "options": {"g": "2", "crf": "30", "preset": "12"}}
 STATS_MAX_SIDE = 150          # keyframes for image stats are subsampled to about this size
 
 
-class VideoExportError(ValueError):
+class VideoExportError(UserError, ValueError):
     """A video that cannot go into the export as asked (message: file, problem, what to do)."""
 
 

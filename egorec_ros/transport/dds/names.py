@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from egorec_ros.transport.errors import TransportConfigError
+
 TOPIC_PREFIX = "rt"
 REQUEST_PREFIX = "rq"
 REPLY_PREFIX = "rr"
@@ -35,7 +37,7 @@ def domain_id() -> int:
     try:
         domain = int(value)
     except ValueError:
-        raise ValueError(f"ROS_DOMAIN_ID={value!r} is not an integer (ROS uses 0..232)") from None
+        raise TransportConfigError(f"ROS_DOMAIN_ID={value!r} is not an integer (ROS uses 0..232)") from None
     if not 0 <= domain <= 232:
-        raise ValueError(f"ROS_DOMAIN_ID={domain} is outside 0..232")
+        raise TransportConfigError(f"ROS_DOMAIN_ID={domain} is outside 0..232")
     return domain
