@@ -13,14 +13,14 @@ bound measured in the same run: reading every message of the bag, decoding the i
 payloads (PyAV mjpeg / numpy) and encoding the same frames with bare PyAV, with the
 writer's encoder settings (codecs.video.encoder_settings, codecs.depth), one thread per
 stream as the converter has. The bound does nothing else: no deserialising of the other
-messages, no rows, no parquet, no force-matrix coding. Runs alternate, best of N.
+messages, no rows, no parquet, no force-matrix coding. Runs interleave; medians of N (default 3).
 
 Memory: peak RSS of `egorec convert` (a child process: its VmHWM, and VmRSS sampled
 over the run) for a short and a 4x longer bag of the same rig; flat means the
 long bag needs no more memory than the short one.
 
 Default (~5 min on 2 cores, plus writing the bags the first time): throughput on a 60 s
-bag at 640x480, memory for 15 s and 60 s bags at 320x240. --full: best of 2, the rig's
+bag at 640x480 (--raw: raw Image cameras too), memory for 15 s and 60 s bags at 320x240. --full: the rig's
 real sizes too, memory for 60 s and 240 s bags. The machine may be shared: wall times
 are noisy, CPU seconds less so; both ratios are printed.
 """
@@ -29,6 +29,8 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,11 +66,12 @@ def rig_at(size: tuple[int, int] | None) -> Rig:
     return with_video_sizes(rig, size) if size else rig
 
 
-def make_bag(folder: Path, rig: Rig, seconds: float, label: str) -> Path:
-    path = folder / f"appendix_b_{label}_{seconds:g}s"
+def make_bag(folder: Path, rig: Rig, seconds: float, label: str, *, raw: bool = False) -> Path:
+    """``raw``: colour cameras as sensor_msgs/Image rgb8 instead of JPEG CompressedImage."""
+    path = folder / f"appendix_b_{label}_{seconds:g}s{'_raw' if raw else ''}"
     if path.exists():
         return path
-    jpeg = {s.id: COMPRESSED_IMAGE for s in rig.streams.values() if s.kind is StreamKind.VIDEO}
+    jpeg = {} if raw else {s.id: COMPRESSED_IMAGE for s in rig.streams.values() if s.kind is StreamKind.VIDEO}
     t = time.perf_counter()
     write_bag(path, simulate(rig, seconds, seed=1, start_ns=START_NS), rig.streams.values(), storage="rosbag2/mcap",
               compression="storage", msgtypes=jpeg)
@@ -91,8 +94,12 @@ def _encode_stream(frames: queue.Queue, path: Path, width: int, height: int, dep
             pixels = np.frombuffer(msg.data, np.uint16).reshape(height, width)   # 16UC1, step = 2 * width
             vf = code_frame(pixels)
         else:
-            (decoded,) = jpeg.decode(av.Packet(bytes(msg.data)))
-            vf = av.VideoFrame.from_ndarray(decoded.to_ndarray(format="rgb24"), format="rgb24")
+            if hasattr(msg, "format"):         # CompressedImage (JPEG)
+                (decoded,) = jpeg.decode(av.Packet(bytes(msg.data)))
+                vf = av.VideoFrame.from_ndarray(decoded.to_ndarray(format="rgb24"), format="rgb24")
+            else:                                # Image rgb8, step = 3 * width
+                vf = av.VideoFrame.from_ndarray(np.frombuffer(msg.data, np.uint8).reshape(height, width, 3),
+                                                format="rgb24")
         vf.pts = n
         for packet in stream.encode(vf):
             container.mux(packet)
@@ -147,31 +154,43 @@ def converter(bag_path: Path, rig: Rig, out: Path) -> tuple[float, int]:
 
 
 def _cpu() -> float:
+    """CPU seconds (user + system) of this process and all its threads."""
     t = os.times()
     return t.user + t.system
 
 
+def _faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def throughput(label: str, rig: Rig, bag: Path, scratch: Path, repeats: int) -> None:
-    """Best wall time of each over alternating runs; CPU seconds too, which a busy machine
-    disturbs less than wall time."""
+    """Median wall and CPU time of each over interleaved runs, with the load average and the
+    minor page faults of each run. The machine may be shared: the CPU ratio (this process
+    and its threads, os.times) is what a busy machine disturbs least."""
     walls: dict[str, list[float]] = {"convert": [], "bound": []}
     cpus: dict[str, list[float]] = {"convert": [], "bound": []}
+    faults: dict[str, list[int]] = {"convert": [], "bound": []}
     rows = 0
     for i in range(repeats):
-        for name in ("bound", "convert"):
-            cpu, t = _cpu(), time.perf_counter()
+        for name in ("bound", "convert") if i % 2 == 0 else ("convert", "bound"):
+            cpu, flt, t = _cpu(), _faults(), time.perf_counter()
             if name == "bound":
                 lower_bound(bag, rig, scratch / f"bound{i}")
             else:
                 rows = converter(bag, rig, scratch / f"conv{i}")[1]
             walls[name].append(time.perf_counter() - t)
             cpus[name].append(_cpu() - cpu)
-        print(f"    run {i + 1}: convert {walls['convert'][-1]:6.1f} s ({cpus['convert'][-1]:.1f} s CPU)   "
-              f"bound {walls['bound'][-1]:6.1f} s ({cpus['bound'][-1]:.1f} s CPU)", flush=True)
-    wall, bound = min(walls["convert"]), min(walls["bound"])
-    cpu_ratio = min(cpus["convert"]) / min(cpus["bound"])
-    print(f"  {label}: {rows} rows; convert {wall:.1f} s ({rows / wall:.1f} rows/s), lower bound {bound:.1f} s: "
-          f"wall ratio {wall / bound:.2f}, CPU ratio {cpu_ratio:.2f} (target <= 1.25)", flush=True)
+            faults[name].append(_faults() - flt)
+        print(f"    run {i + 1}: convert {walls['convert'][-1]:6.1f} s ({cpus['convert'][-1]:.1f} s CPU, "
+              f"{faults['convert'][-1] / 1e3:.0f} k faults)   bound {walls['bound'][-1]:6.1f} s "
+              f"({cpus['bound'][-1]:.1f} s CPU, {faults['bound'][-1] / 1e3:.0f} k faults)   "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+    wall, bound = statistics.median(walls["convert"]), statistics.median(walls["bound"])
+    cpu_ratio = statistics.median(cpus["convert"]) / statistics.median(cpus["bound"])
+    print(f"  {label}: {rows} rows; median of {repeats}: convert {wall:.1f} s ({rows / wall:.1f} rows/s), lower "
+          f"bound {bound:.1f} s: wall ratio {wall / bound:.2f}, CPU ratio {cpu_ratio:.2f} (target <= 1.10); "
+          f"minor faults {statistics.median(faults['convert']) / 1e3:.0f} k vs "
+          f"{statistics.median(faults['bound']) / 1e3:.0f} k (load {os.getloadavg()})", flush=True)
 
 
 # ---- memory ---------------------------------------------------------------------------------
@@ -206,9 +225,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a 10 s bag; memory: 10 and 40 s (~3 min)")
     parser.add_argument("--full", action="store_true",
-                        help="best of 2, the rig's real video sizes too, memory: 60 and 240 s (30+ min; use --bags)")
+                        help="the rig's real video sizes too, memory: 60 and 240 s (30+ min; use --bags)")
     parser.add_argument("--seconds", type=float, default=60.0, help="throughput bag length (default 60)")
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are printed")
+    parser.add_argument("--raw", action="store_true", help="also a bag with raw sensor_msgs/Image colour cameras")
     parser.add_argument("--real-sizes", action="store_true",
                         help="also the rig's real video sizes (1280x800 stereo, 1280x960 grippers)")
     parser.add_argument("--memory", type=float, nargs=2, default=(15.0, 60.0), metavar=("SHORT_S", "LONG_S"))
@@ -219,7 +239,7 @@ def main() -> None:
     if args.quick:
         args.seconds, args.memory = 10.0, (10.0, 40.0)
     if args.full:
-        args.repeats, args.real_sizes, args.memory = 2, True, (60.0, 240.0)
+        args.real_sizes, args.memory = True, (60.0, 240.0)
     with tempfile.TemporaryDirectory(prefix="bench_convert_") as tmp:
         bags = args.bags or Path(tmp) / "bags"
         bags.mkdir(parents=True, exist_ok=True)
@@ -227,12 +247,14 @@ def main() -> None:
         if args.memory_only:
             cases = []
         else:
-            print(f"## throughput: {args.seconds:g} s Appendix B bag, serial, best of {args.repeats} "
-                  f"({os.cpu_count()} CPUs)", flush=True)
+            print(f"## throughput: {args.seconds:g} s Appendix B bag, serial, median of {args.repeats} interleaved "
+                  f"runs ({os.cpu_count()} CPUs, load {os.getloadavg()})", flush=True)
         for label, size in cases:
             rig = rig_at(size)
-            bag = make_bag(bags, rig, args.seconds, label.replace(" ", "_"))
-            throughput(label, rig, bag, Path(tmp) / label.replace(" ", "_"), args.repeats)
+            for raw in (False, True) if args.raw else (False,):
+                bag = make_bag(bags, rig, args.seconds, label.replace(" ", "_"), raw=raw)
+                throughput(f"{label} {'raw Image' if raw else 'JPEG'}", rig, bag,
+                           Path(tmp) / f"{label.replace(' ', '_')}{'_raw' if raw else ''}", args.repeats)
         w, h = (int(v) for v in args.memory_size.split("x"))
         print(f"\n## peak memory of `egorec convert` (Appendix B at {w}x{h}, serial)", flush=True)
         rig = rig_at((w, h))

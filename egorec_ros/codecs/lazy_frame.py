@@ -5,7 +5,7 @@ Lives with the codecs so that producers (message decoding, drivers) and consumer
 """
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
@@ -16,6 +16,13 @@ class LazyFrame(Protocol):
 
     def array(self) -> np.ndarray:
         """Decoded pixels: HxWx3 uint8 RGB, HxW uint8 gray, or HxW uint16 depth in mm."""
+
+
+def is_lazy_frame(payload: object) -> TypeGuard[LazyFrame]:
+    """``isinstance(payload, LazyFrame)`` at a fraction of the cost: a runtime Protocol check
+    walks the protocol's members through ``typing`` machinery (~4 % of the converter's main
+    thread when it ran on every sample, issue 13); an ndarray has no ``array`` method."""
+    return callable(getattr(payload, "array", None))
 
 
 def frame_array(payload: np.ndarray | LazyFrame) -> np.ndarray:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from egorec_ros.assembly.sample import Sample
-from egorec_ros.codecs.lazy_frame import LazyFrame
+from egorec_ros.codecs.lazy_frame import LazyFrame, is_lazy_frame
 from egorec_ros.messages.errors import FrameError
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig, StreamSpec
@@ -87,7 +87,7 @@ class FrameWatch:
         once a stream has more bad frames than allowed."""
         for n, sample in enumerate(samples):
             spec = self._images.get(sample.stream)
-            if spec is not None and isinstance(sample.payload, LazyFrame):
+            if spec is not None and is_lazy_frame(sample.payload):
                 sample = Sample(sample.stream, sample.stamp_ns, sample.arrival_ns,
                                 _WatchedFrame(sample.payload, spec, self), sample.raw_stamp_ns)
             if n % _CHECK_EVERY == 0:

@@ -12,6 +12,7 @@ uint16 millimetres with 0 = invalid. JPEG and PNG are decoded with PyAV.
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -163,10 +164,31 @@ def metres_to_mm(metres: np.ndarray) -> np.ndarray:
 
 # ---- compressed images ------------------------------------------------------------------------
 
+_decoders = threading.local()   # per thread: codec name -> an open decoder
+
+
+def _decoder(codec: str) -> av.CodecContext:
+    """This thread's decoder for ``codec``: opening one per picture allocated and freed its
+    buffers every frame (page-fault churn, issue 13); JPEG and PNG pictures are each complete,
+    so one decoder serves a stream's frames in turn. Encoder threads each get their own."""
+    cache: dict[str, av.CodecContext] = _decoders.__dict__
+    ctx = cache.get(codec)
+    if ctx is None:
+        ctx = cache[codec] = av.CodecContext.create(codec, "r")
+        ctx.options = {"err_detect": "explode"}      # a truncated picture is an error, not a grey half
+    return ctx
+
+
 def _decode_one(codec: str, data: bytes) -> av.VideoFrame:
-    ctx = av.CodecContext.create(codec, "r")
-    ctx.options = {"err_detect": "explode"}      # a truncated picture is an error, not a grey half
-    frames = ctx.decode(av.Packet(data)) + ctx.decode(None)  # type: ignore[attr-defined]  # PyAV stubs: a reader
+    ctx = _decoder(codec)
+    try:
+        frames = ctx.decode(av.Packet(data))  # type: ignore[attr-defined]  # PyAV stubs: a reader
+        if len(frames) != 1:        # a picture held back: drain (the decoder is then spent)
+            frames += ctx.decode(None)  # type: ignore[attr-defined]
+            del _decoders.__dict__[codec]
+    except av.FFmpegError:
+        _decoders.__dict__.pop(codec, None)   # start the next picture from a fresh decoder
+        raise
     if len(frames) != 1:
         raise ValueError(f"{codec} data gave {len(frames)} pictures, expected 1")
     if frames[0].is_corrupt:
