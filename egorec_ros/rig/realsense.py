@@ -51,3 +51,24 @@ def _size(rig: Rig, slot: str | None) -> tuple[int, int] | None:
         if video.key == slot:
             return int(video.width), int(video.height)
     return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python3 -m egorec_ros.rig.realsense RIG``: JSON ``{device id: launch arguments}``.
+
+    record.launch.py runs this with the ``python3`` the nodes run on (the venv with pyarrow):
+    ``ros2 launch`` itself runs on the ROS Python, which need not see the PyPI dependencies."""
+    import json
+    import sys
+
+    from egorec_ros.rig.load import load_rig
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        raise SystemExit("usage: python3 -m egorec_ros.rig.realsense RIG")
+    rig = load_rig(args[0])
+    print(json.dumps({d.id: realsense_launch_args(rig, d) for d in realsense_devices(rig)}))
+
+
+if __name__ == "__main__":
+    main()
