@@ -48,8 +48,10 @@ def _nodes(context):
                "size": value["size"], "marker": value["marker"]}]
     if value["params_file"]:
         params.insert(0, value["params_file"])
+    # Ctrl-C commits the running episode, which takes a while for a big rig on a busy PC: SIGTERM
+    # (after sigterm_timeout) only asks the same, SIGKILL (after sigkill_timeout more) would lose it.
     actions = [Node(package="egorec_ros", executable="recorder", name="egorec_recorder", output="screen",
-                    parameters=params)]
+                    parameters=params, sigterm_timeout="30", sigkill_timeout="120")]
     if value["sim"].lower() in ("true", "1", "yes"):
         actions.append(Node(package="egorec_ros", executable="sim_devices", name="egorec_sim_devices",
                             output="screen", parameters=[{"rig": value["rig"], "size": value["size"]}]))
