@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,12 @@ def install(tmp_path_factory) -> Path:
     return ros2.build(tmp_path_factory.mktemp("colcon_ws"))
 
 
-@pytest.fixture
-def env(install) -> dict[str, str]:
-    return ros2.sourced_env(install, 50 + os.getpid() % 40)   # 0..232 are valid; others use 100+
+@pytest.fixture(scope="module")
+def env(install) -> Iterator[dict[str, str]]:
+    env = ros2.sourced_env(install, 50 + os.getpid() % 40)   # 0..232 are valid; others use 100+
+    yield env
+    # `ros2 service call` / `topic echo` leave a ros2 daemon for the domain running
+    subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=60)
 
 
 def _run(env, *args, timeout=60, cwd=None) -> str:
