@@ -7,7 +7,10 @@ records the aligned topic, unified IMU). Episodes: ``ros2 service call
 /egorec_recorder/start egorec_ros/srv/Start "{task: '', instruction: 'pick the cup'}"`` and
 ``/egorec_recorder/stop egorec_ros/srv/Stop``; status: ``ros2 topic echo /egorec_recorder/status``.
 """
+import json
 import os
+import shutil
+import subprocess
 
 from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from launch import LaunchDescription
@@ -27,32 +30,42 @@ ARGS = {
 }
 
 
-def _nodes(context):
-    from egorec_ros.rig.load import load_rig
-    from egorec_ros.drivers import realsense
+def _realsense_args(rig):
+    """{device id: rs_launch.py arguments} of the rig's RealSense cameras. Computed by the
+    ``python3`` the nodes run on (the venv holding pyarrow & co.): ``ros2 launch`` runs on
+    the ROS Python, which need not see the PyPI dependencies of egorec_ros."""
+    python = shutil.which("python3") or "python3"
+    out = subprocess.run([python, "-m", "egorec_ros.drivers.realsense", rig], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"rig {rig}: {out.stderr.strip() or out.stdout.strip()} (is the egorec venv active? "
+                           "see README 'With ROS 2')")
+    return json.loads(out.stdout)
 
+
+def _nodes(context):
     value = {name: context.launch_configurations[name] for name in ARGS}
-    rig = load_rig(value["rig"])
     params = [{"rig": value["rig"], "task": value["task"], "out": value["out"], "codec": value["codec"],
                "size": value["size"], "marker": value["marker"]}]
     if value["params_file"]:
         params.insert(0, value["params_file"])
+    # Ctrl-C commits the running episode, which takes a while for a big rig on a busy PC: SIGTERM
+    # (after sigterm_timeout) only asks the same, SIGKILL (after sigkill_timeout more) would lose it.
     actions = [Node(package="egorec_ros", executable="recorder", name="egorec_recorder", output="screen",
-                    parameters=params)]
+                    parameters=params, sigterm_timeout="30", sigkill_timeout="120")]
     if value["sim"].lower() in ("true", "1", "yes"):
         actions.append(Node(package="egorec_ros", executable="sim_devices", name="egorec_sim_devices",
                             output="screen", parameters=[{"rig": value["rig"], "size": value["size"]}]))
         return actions
-    for device in realsense.rig_devices(rig):
+    for device, args in _realsense_args(value["rig"]).items():
         try:
             share = get_package_share_directory("realsense2_camera")
         except PackageNotFoundError:
-            actions.append(LogInfo(msg=f"rig {rig.name} has RealSense {device.id} but realsense2_camera is not "
+            actions.append(LogInfo(msg=f"rig {value['rig']} has RealSense {device} but realsense2_camera is not "
                                        "installed (apt install ros-$ROS_DISTRO-realsense2-camera); start it yourself"))
             continue
         actions.append(IncludeLaunchDescription(
             PythonLaunchDescriptionSource(os.path.join(share, "launch", "rs_launch.py")),
-            launch_arguments=realsense.launch_arguments(rig, device).items()))
+            launch_arguments=args.items()))
     return actions
 
 

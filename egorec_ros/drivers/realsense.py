@@ -103,3 +103,24 @@ class RealSenseDevice:
 def parse_enumerate(text: str) -> list[RealSenseDevice]:
     """``rs-enumerate-devices -s`` output -> devices."""
     return [RealSenseDevice(m.group(1).upper(), m.group(2), m.group(3)) for m in _ENUMERATED.finditer(text)]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python3 -m egorec_ros.drivers.realsense RIG``: JSON ``{device id: rs_launch.py arguments}``.
+
+    record.launch.py runs this with the ``python3`` the nodes run on (the venv with pyarrow):
+    ``ros2 launch`` itself runs on the ROS Python, which need not see the PyPI dependencies."""
+    import json
+    import sys
+
+    from egorec_ros.rig.load import load_rig
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        raise SystemExit("usage: python3 -m egorec_ros.drivers.realsense RIG")
+    rig = load_rig(args[0])
+    print(json.dumps({d.id: launch_arguments(rig, d) for d in rig_devices(rig)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -7,17 +7,16 @@ and ``/diagnostics``; Ctrl-C or SIGTERM commits the running episode. The logic i
 """
 from __future__ import annotations
 
-import rclpy
 from rclpy.node import Node
 
 from egorec_ros.nodes.params import RECORDER_DEFAULTS, declare, recorder_config, rig_param
-from egorec_ros.nodes.spin import spin_until_stopped
+from egorec_ros.nodes.spin import init, spin_until_stopped
 from egorec_ros.nodes.transport import RclpyTransport
 from egorec_ros.live.node import RecorderNode
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
+    stop = init(args)
     node = Node("egorec_recorder")
     params = declare(node, RECORDER_DEFAULTS)
     rig = rig_param(params["rig"], params["size"])
@@ -25,7 +24,7 @@ def main(args: list[str] | None = None) -> None:
     recorder = RecorderNode(rig, RclpyTransport(node), config, log=node.get_logger().info)
     node.get_logger().info(f"rig {rig.name}: {len(recorder.live.topics)} topics; episodes go to "
                            f"{config.out / recorder.task}; call {config.name}/start")
-    spin_until_stopped(node, recorder.close)
+    spin_until_stopped(node, stop, recorder.close)
 
 
 if __name__ == "__main__":

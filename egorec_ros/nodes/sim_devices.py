@@ -2,11 +2,10 @@
 simulated devices, published with host-clock stamps and the message types real drivers use."""
 from __future__ import annotations
 
-import rclpy
 from rclpy.node import Node
 
 from egorec_ros.nodes.params import declare, rig_param
-from egorec_ros.nodes.spin import spin_until_stopped
+from egorec_ros.nodes.spin import init, spin_until_stopped
 from egorec_ros.nodes.transport import RclpyTransport
 from egorec_ros.sim.flaws import CLEAN, DEFAULT
 from egorec_ros.live.sim_publish import SimPublisher
@@ -14,7 +13,7 @@ from egorec_ros.transport.base import qos_from
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
+    stop = init(args)
     node = Node("egorec_sim_devices")
     params = declare(node, {"rig": "", "size": "", "seed": 0, "clean": False, "qos": "sensor_data"})
     rig = rig_param(params["rig"], params["size"])
@@ -22,7 +21,7 @@ def main(args: list[str] | None = None) -> None:
                              flaws=CLEAN if params["clean"] else DEFAULT)
     publisher.start()
     node.get_logger().info(f"publishing {len(rig.streams)} streams of rig {rig.name}")
-    spin_until_stopped(node, publisher.stop)
+    spin_until_stopped(node, stop, publisher.stop)
 
 
 if __name__ == "__main__":

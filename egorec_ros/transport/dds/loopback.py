@@ -15,5 +15,10 @@ def config_file(name: str = LOOPBACK_XML) -> Path:
 
 
 def loopback_env(domain: int) -> dict[str, str]:
-    """Variables for a process whose DDS traffic stays on ``lo`` in a private domain."""
-    return {"CYCLONEDDS_URI": config_file().as_uri(), "ROS_DOMAIN_ID": str(domain), "ROS_LOCALHOST_ONLY": "1"}
+    """Variables for a process whose DDS traffic stays on ``lo`` in a private domain.
+
+    The Cyclone config pins both cyclonedds-python and rmw_cyclonedds_cpp to ``lo``.
+    ROS_LOCALHOST_ONLY is forced off: with it, rmw_cyclonedds_cpp (Humble) prepends its own
+    loopback interface to the config's and refuses to create the node ("lo: the same
+    interface may not be selected twice")."""
+    return {"CYCLONEDDS_URI": config_file().as_uri(), "ROS_DOMAIN_ID": str(domain), "ROS_LOCALHOST_ONLY": "0"}
