@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
     cut = p.add_argument_group("episodes (default: one per bag)").add_mutually_exclusive_group()
     cut.add_argument("--gap", type=float, metavar="SECONDS",
                      help="start a new episode after this long without a message on the rig's topics")
-    cut.add_argument("--range", type=float, nargs=2, action="append", metavar=("START", "END"), dest="ranges",
+    cut.add_argument("--range", type=options.seconds, nargs=2, action="append", metavar=("START", "END"), dest="ranges",
                      help="an episode from START to END seconds (repeat for several)")
     cut.add_argument("--marker", metavar="TOPIC",
                      help="episodes from a std_msgs/Bool recording flag or std_msgs/String start/stop events")

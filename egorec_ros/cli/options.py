@@ -3,6 +3,7 @@ the rig compiler is imported when a rig is loaded)."""
 from __future__ import annotations
 
 import argparse
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from egorec_ros.codecs.video_codec import CODECS, VideoCodec
@@ -16,6 +17,17 @@ def given(**values: Any) -> dict[str, Any]:
     """The options the user gave (not None): the rest keep their dataclass defaults, which the
     CLI does not import at parser build time (it must start fast) nor restate."""
     return {k: v for k, v in values.items() if v is not None}
+
+
+def seconds(text: str) -> Decimal:
+    """A time in seconds, kept exact (epoch seconds with 9 decimals do not fit a float)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"a time in seconds looks like 12.5, got {text!r}") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"a time in seconds must be finite, got {text!r}")
+    return value
 
 
 def size(text: str) -> tuple[int, int]:

@@ -227,5 +227,10 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
         print(f"    WARNING: {warning}")
     if bag:
         print(f"    in the bag: egorec convert {bag} --range-origin epoch "
-              f"--range {report.start_ns / 1e9:.9f} {report.stop_ns / 1e9:.9f}")
+              f"--range {_seconds(report.start_ns)} {_seconds(report.stop_ns)}")
     return "interrupted" if why == "aborted" else why
+
+
+def _seconds(ns: int) -> str:
+    """Exact decimal seconds of an epoch ns stamp (a float has only ~16 digits)."""
+    return f"{ns // 10**9}.{ns % 10**9:09d}"

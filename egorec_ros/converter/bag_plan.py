@@ -11,6 +11,7 @@ rig that does not describe the bag). Other streams absent from the bag are liste
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from egorec_ros.converter import split
@@ -28,7 +29,7 @@ class SplitRule:
     """How bags are cut into episodes; the default is one episode per bag."""
 
     gap_s: float | None = None                       # new episode after this long without messages
-    ranges: tuple[tuple[float, float], ...] = ()     # explicit [start, end] seconds
+    ranges: tuple[tuple[float | Decimal, float | Decimal], ...] = ()   # explicit [start, end] seconds
     range_origin: str = split.BAG                    # ranges from the bag start ("bag") or Unix time ("epoch")
     marker: str | None = None                        # a Bool / String marker topic
     start_words: tuple[str, ...] = ("start",)

@@ -13,6 +13,8 @@ would have cut it live.
 """
 from __future__ import annotations
 
+from decimal import ROUND_HALF_EVEN, Decimal
+
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -53,7 +55,12 @@ def split_by_gap(bag: Bag, topics: Collection[str], gap_s: float) -> list[Episod
     return windows
 
 
-def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float]], *, origin: str = BAG) -> list[EpisodeWindow]:
+def _ns(seconds: Decimal) -> int:
+    return int((seconds * 10**9).to_integral_value(ROUND_HALF_EVEN))
+
+
+def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float | Decimal | str]], *,
+                    origin: str = BAG) -> list[EpisodeWindow]:
     """One window per [start_s, end_s]; refused when a range is empty, reversed, outside the bag
     or overlaps another."""
     if origin not in (BAG, EPOCH):
@@ -63,10 +70,10 @@ def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float]], *, origin: str 
     for pair in ranges:
         if len(pair) != 2:
             raise ValueError(f"a time range is [start, end], got {list(pair)}")
-        start_s, end_s = (float(v) for v in pair)
+        start_s, end_s = (Decimal(str(v)) for v in pair)   # exact: epoch seconds need all 19 digits
         if end_s <= start_s:
             raise ValueError(f"time range [{start_s:g}, {end_s:g}] ends before it starts")
-        start, end = max(base + round(start_s * 1e9), bag.start_ns), min(base + round(end_s * 1e9), bag.end_ns)
+        start, end = max(base + _ns(start_s), bag.start_ns), min(base + _ns(end_s), bag.end_ns)
         if end <= start:
             raise ValueError(f"{bag.path}: time range [{start_s:g}, {end_s:g}] ({origin} seconds) is outside the "
                              f"bag, which spans {(bag.start_ns - base) / 1e9:.3f} .. {(bag.end_ns - base) / 1e9:.3f}")
