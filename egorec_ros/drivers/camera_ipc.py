@@ -65,6 +65,7 @@ class CameraIpcDecoder:
         self._buf = bytearray()
         self._seq: int | None = None
         self.size: tuple[int, int] | None = None
+        self._hunting = False      # searching for the next magic: one junk run counts once, however it is read
 
     def feed(self, data: bytes, read_ns: int) -> None:
         buf = self._buf
@@ -79,7 +80,8 @@ class CameraIpcDecoder:
                           else BAD_SIZE if not (4 <= size <= MAX_FRAME and 0 < w <= MAX_SIDE and 0 < h <= MAX_SIDE)
                           else None)
             if reason:
-                self.health.drop(reason)
+                if not (reason == BAD_MAGIC and self._hunting):
+                    self.health.drop(reason)
                 self._resync()
                 continue
             end = hsize + size
@@ -111,6 +113,7 @@ class CameraIpcDecoder:
     def _resync(self) -> None:
         at = self._buf.find(MAGIC_BYTES, 1)
         skip = at if at > 0 else max(len(self._buf) - 3, 1)
+        self._hunting = at <= 0
         self.health.drop(RESYNC_BYTES, skip)
         del self._buf[:skip]
 

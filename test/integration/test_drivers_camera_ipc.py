@@ -118,3 +118,22 @@ def test_recorded_camera_frames_make_a_valid_task(tmp_path):
         service.close()
     task, result = record(tmp_path, rig_with_camera("drivers_camera_rig"), published.items)
     assert result.rows >= 25
+
+
+def test_a_junk_run_counts_once_however_the_socket_splits_it():
+    """Bad-frame counters must not depend on read sizes: a run of junk before the next magic is
+    one bad header, read in one piece or byte by byte (it counted once per read before)."""
+    from egorec_ros.drivers.camera_ipc import CameraIpcDecoder, encode_frame
+    from egorec_ros.drivers.health import Health
+
+    now = clock.now_ns()
+    good = jpeg(0)
+    stream = (encode_frame(1, 64, 48, good, now) + b"\x00" * 90 + encode_frame(2, 64, 48, good, now + 1)
+              + encode_frame(3, 64, 48, good, now + 2, magic=0x12345678) + encode_frame(4, 64, 48, good, now + 3))
+    for piece in (len(stream), 7, 1):
+        health, published = Health("cam"), Published()
+        decoder = CameraIpcDecoder(TOPIC, health, published, "cam")
+        for i in range(0, len(stream), piece):
+            decoder.feed(stream[i:i + piece], clock.now_ns())
+        assert published.count() == 3, piece
+        assert health.bad["magic"] == 2, (piece, dict(health.bad))
