@@ -84,8 +84,8 @@ class LiveInput:
     def _decode(self, decoder: TopicDecoder, cdr: bytes, arrival_ns: int) -> int | None:
         """Hand the message's samples to the recorder; the arrival it stamped, None if none was handed over."""
         try:
-            decoded = decoder.decode(cdr, arrival_ns, MessageContext(self.source, decoder.topic, arrival_ns),
-                                     stamp=self._stamp)
+            # the decoder names live messages by their receive time (not "bag time") in errors
+            decoded = decoder.decode(cdr, arrival_ns, stamp=self._stamp)
         except PayloadError as exc:
             decoded = Decoded(drops=[(spec.id, str(exc)) for spec, _ in decoder.routes])
         for stream, _why in decoded.drops:
