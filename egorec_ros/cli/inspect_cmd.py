@@ -40,6 +40,12 @@ def summary(task_dir: str) -> dict:
             "damaged": sum(len(e.get("damaged", [])) for e in episodes)}
 
 
+def drops_text(dropped: dict[str, dict[str, int]]) -> str:
+    """``{"cam0.rgb": {"repeated": 3}}`` -> ``cam0.rgb: 3 repeated``: one line a person reads."""
+    return "; ".join(f"{sid}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+                     for sid, counts in dropped.items()) or "no drops"
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("inspect", help="summarise a task directory")
     p.add_argument("task_dir")
@@ -71,7 +77,7 @@ def run(args) -> int:
         if "rows" not in e:
             print(f"  episode {e['episode_index']:>5}: DAMAGED {e['damaged'][0]}")
             continue
-        drops = "; ".join(f"{sid} {d}" for sid, d in e["dropped"].items()) or "no drops"
+        drops = drops_text(e["dropped"])
         print(f"  episode {e['episode_index']:>5}: {e['rows']:>6} rows {e['duration_sec']:8.2f} s  "
               f"{len(e['videos'])} videos  {e['columns']} columns  {drops}")
         for d in e.get("damaged", []):

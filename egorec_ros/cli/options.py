@@ -31,11 +31,11 @@ def seconds(text: str) -> Decimal:
 
 
 def size(text: str) -> tuple[int, int]:
+    from egorec_ros.rig.resize import parse_size
     try:
-        w, h = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must look like 640x480, got {text!r}") from None
-    return w, h
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_rig_options(p: argparse.ArgumentParser, *, required: bool = True) -> None:

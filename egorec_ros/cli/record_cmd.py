@@ -51,15 +51,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from egorec_ros.cli.interrupts import Interrupts
-    from egorec_ros.codecs.capacity import EncoderUnavailableError
-    from egorec_ros.recorder.disk import DiskFullError
 
-    with Interrupts() as ctrl:
-        try:
-            return _record(args, ctrl)
-        except (DiskFullError, EncoderUnavailableError) as exc:   # the message says what to do
-            print(f"egorec record: {exc}", file=sys.stderr)
-            return 1
+    with Interrupts() as ctrl:   # a full disk or a missing encoder is a UserError: `egorec: <message>`, exit 1
+        return _record(args, ctrl)
 
 
 def _record(args, ctrl: Interrupts) -> int:

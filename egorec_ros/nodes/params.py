@@ -11,7 +11,7 @@ from egorec_ros.converter.split import BOOL, STRING
 from egorec_ros.live.node import NodeConfig
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.model import Rig
-from egorec_ros.rig.resize import with_video_sizes
+from egorec_ros.rig.resize import parse_size, with_video_sizes
 from egorec_ros.transport.base import stream_qos
 
 
@@ -25,8 +25,7 @@ def rig_param(value: str, size: str = "") -> Rig:
         raise ValueError("parameter `rig` is required: a built-in rig name or a rig file")
     rig = load_rig(value)
     if size:
-        w, h = (int(v) for v in size.lower().split("x"))
-        rig = with_video_sizes(rig, (w, h))
+        rig = with_video_sizes(rig, parse_size(size))
     return rig
 
 

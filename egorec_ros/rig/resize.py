@@ -11,6 +11,15 @@ from egorec_ros.rig.model import Rig
 Size = tuple[int, int]
 
 
+def parse_size(text: str) -> Size:
+    """``"640x480"`` -> (640, 480); the one reading of WxH for the CLI and node parameters."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"a video size looks like 640x480, got {text!r}") from None
+    return w, h
+
+
 def with_video_sizes(rig: Rig, sizes: Size | Mapping[str, Size]) -> Rig:
     """``sizes``: one (width, height) for every video/depth stream, or a mapping from slot
     name to size ("*" for the rest)."""

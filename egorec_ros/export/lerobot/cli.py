@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     os.environ.setdefault("SVT_LOG", "1")   # SVT-AV1 (--video reencode): errors only, not its banner per file
-    from egorec_ros.dataset import DatasetError
+    from egorec_ros.errors import UserError
     from egorec_ros.export.lerobot.export import export_lerobot
 
     def progress(done: int, total: int) -> None:
@@ -45,7 +45,7 @@ def run(args) -> int:
         s = export_lerobot(args.task_dir, args.out, repo_id=args.repo_id, cameras=_names(args.cameras),
                            state=_names(args.state), action=_names(args.action), state_layout=args.state_layout,
                            extras=args.extras, video=args.video, progress=progress)
-    except (DatasetError, ValueError, FileExistsError) as exc:
+    except (UserError, FileExistsError) as exc:   # DatasetError, MappingError, VideoExportError…
         print(f"egorec export lerobot: {exc}", file=sys.stderr)
         return 1
     if sys.stderr.isatty():
