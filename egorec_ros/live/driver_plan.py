@@ -30,6 +30,7 @@ from egorec_ros.rig.model import Device, Rig
 IPC = "ipc:"
 CMD = "cmd:"
 BY_ID = Path("/dev/v4l/by-id")
+PARTS = ("slam", "tactile", "hand_pose")       # drivers (or their absence) of one stream of a device
 UPSTREAM = {"d435": "realsense2_camera (ros2 launch egorec_ros record.launch.py includes it)"}
 
 
@@ -49,7 +50,7 @@ class Start:
     @property
     def name(self) -> str:
         """``ego.rgb`` for a camera, ``ego.slam`` for a SLAM process, the device id for the rest."""
-        part = {"camera_ipc": "rgb", "uvc": "rgb", "slam": "slam", "tactile": "tactile"}.get(self.what)
+        part = {"camera_ipc": "rgb", "uvc": "rgb"}.get(self.what, self.what if self.what in PARTS else None)
         return f"{self.device}.{part}" if part else self.device
 
 
@@ -103,6 +104,8 @@ def _device_starts(dev: Device, places: Mapping[str, str], by_key: Mapping[str, 
         if dev.kind == "gripper" and roles & {"left_force", "right_force", "left_force_matrix", "right_force_matrix"}:
             yield "tactile", None, ("finger forces come from the tactile-camera process, whose output egorec "
                                     "cannot read yet (drivers.tactile is the interface); those streams stay silent")
+        if dev.kind == "usb_glove" and "hand_pose" in roles:
+            yield "hand_pose", None, "no driver publishes hand poses (the glove sends none); that stream stays silent"
     elif dev.kind == "ble_glove":
         address = placed or dev.key.removeprefix("ble:")
         yield "ble_glove", address if ble_adapter else None, "no Bluetooth adapter (/sys/class/bluetooth has no hci*)"

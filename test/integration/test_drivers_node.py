@@ -1,0 +1,264 @@
+"""The drivers node end to end, every process real and DDS pinned to loopback: simulated devices
+on their real wires (a USB glove and a UMI board on ptys, two capture-service sockets, a SLAM
+process printing pose lines) -> `egorec drivers` -> `egorec recorder` -> `egorec ctl start/stop`
+-> `egorec validate` clean; the recorded values are the bytes sent, bad frames and an unplug
+show on /diagnostics, a replug brings the glove back."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from egorec_ros.dataset.task import Task
+from egorec_ros.live.node import DIAGNOSTIC_ARRAY
+from egorec_ros.messages.typestores import ros2_typestore
+from egorec_ros.rig.load import load_rig
+from egorec_ros.transport.base import RECORDER
+from egorec_ros.transport.dds import DdsTransport
+from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.camera_service import Service, frame as camera_frame
+from helpers.cli import assert_clean, egorec_ok
+from helpers.drivers import DATA, PtyDevice, wait_for
+from helpers.fake_s80 import jpeg
+from helpers.gripper_board import SimBoard
+from helpers import ros2
+from helpers.usb_glove_wire import adc_payload, frame as glove_frame, imu_payload
+
+RIG = DATA / "drivers_node_rig.yaml"
+NODE = "egorec_drivers"
+STORE = ros2_typestore()
+FAKE_SLAM = Path(__file__).parents[1] / "helpers" / "fake_slam.py"
+PERIOD_S = 1 / 30
+QUAT = np.tile([16384, 0, 0, 0], (16, 1))                  # w=1: valid, stored x,y,z,w = 0,0,0,1
+
+
+@pytest.fixture
+def dds_env(monkeypatch):
+    env = loopback_env(60 + os.getpid() % 30)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return dict(os.environ, PYTHONUNBUFFERED="1")
+
+
+class Diagnostics:
+    """The latest /diagnostics status of each driver: name -> (level, message, values)."""
+
+    def __init__(self, transport: DdsTransport) -> None:
+        self.latest: dict[str, tuple[int, str, dict[str, str]]] = {}
+        transport.subscribe("/diagnostics", DIAGNOSTIC_ARRAY, RECORDER, self._on)
+
+    def _on(self, cdr: bytes, _t: int) -> None:
+        for s in STORE.deserialize_cdr(cdr, DIAGNOSTIC_ARRAY).status:
+            if s.name.startswith(f"{NODE}: "):
+                self.latest[s.name[len(NODE) + 2:]] = (s.level, s.message, {v.key: v.value for v in s.values})
+
+    def value(self, driver: str, key: str) -> str | None:
+        return self.latest.get(driver, (0, "", {}))[2].get(key)
+
+
+class Devices:
+    """Every device of the rig on its wire, fed at 30 Hz by a thread; keeps what was sent."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.glove = PtyDevice(tmp / "usb-STMicro_glove-if00")
+        self.board_pty = PtyDevice(tmp / "usb-Espressif_board-if00")
+        self.board = SimBoard(self.board_pty)
+        self.ego, self.grip_cam = Service(tmp / "ego.sock"), Service(tmp / "gripper_cam.sock")
+        self.jpegs = [jpeg(k) for k in range(8)]
+        self.pressure: list[np.ndarray] = []         # every ADC matrix sent (u16 counts)
+        self.pct: list[float] = []                   # every STATE PCT sent
+        self.camera_ts: list[int] = []               # every ego frame stamp sent
+        self.glove_on = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.k = 0
+
+    def start(self) -> None:
+        self.glove_on.set()
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(PERIOD_S):
+            k = self.k = self.k + 1
+            ts = time.time_ns()
+            self.ego.send(camera_frame(k, self.jpegs[k % 8], ts))
+            self.grip_cam.send(camera_frame(k, self.jpegs[(k + 3) % 8], ts))
+            self.camera_ts.append(ts)
+            pct = float(k % 90) + 0.5
+            os.write(self.board_pty.master, f"STATE ST=0 PCT={pct} GRIP=0 RAW={k}\r\n".encode())
+            self.pct.append(pct)
+            if self.glove_on.is_set():
+                g = len(self.pressure) + 1                   # the glove numbers each frame type on its own
+                counts = (np.arange(256) * 7 + g * 13) % 4096
+                us = (time.monotonic_ns() // 1000) & 0xFFFFFFFF     # the glove's µs clock, stamped at capture
+                self.glove.write(glove_frame(2, g, us, imu_payload(QUAT), flags=0xFFFF)
+                                 + glove_frame(3, g, us + 500, adc_payload(counts)))
+                self.pressure.append(counts)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def close(self) -> None:
+        self.stop()
+        for device in (self.glove, self.board_pty, self.ego, self.grip_cam):
+            device.close()
+
+
+def slam_lines(path: Path, n: int) -> list[tuple[float, ...]]:
+    """``n`` pose lines 1/30 s apart (printed with pauses); the values each is recorded as."""
+    rows, text = [], ["SLAM banner: ORB-SLAM3 (not a pose)"]
+    for k in range(n):
+        t, x, y, z = 100.0 + k / 30, 0.01 * k, -0.02 * k, 0.5
+        text += [f"[{t:.6f}] XYZ:({x:.6f},{y:.6f},{z:.6f}) Quat:(w=1.000000,x=0.000000,y=0.000000,z=0.000000)",
+                 f"SLEEP {PERIOD_S:.4f}"]
+        rows.append((round(t - 100.0, 6), x, y, z, 0.0, 0.0, 0.0, 1.0))
+    path.write_text("\n".join(text) + "\n")
+    return rows
+
+
+def places(devices: Devices, slam_file: Path) -> list[str]:
+    return [f"ego=ipc:{devices.ego.path}", f"gripper.rgb=ipc:{devices.grip_cam.path}",
+            f"left_glove={devices.glove.link}", f"gripper={devices.board_pty.link}",
+            f"ego.slam={sys.executable} {FAKE_SLAM} {slam_file} wait"]
+
+
+def background(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(args, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def interrupt(proc: subprocess.Popen, log: Path) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    return log.read_text()
+
+
+def all_ok(diag: Diagnostics, drivers: tuple[str, ...]) -> bool:
+    return all(diag.value(d, "status") == "ok" for d in drivers)
+
+
+DRIVERS = ("ego.rgb", "ego.slam", "left_glove", "gripper", "gripper.rgb")
+
+
+def record_and_check(tmp_path: Path, env: dict, drivers_cmd: Callable[[list[str]], list[str]]) -> None:
+    """Run the devices, the drivers node (``drivers_cmd(device places)``) and `egorec recorder`;
+    record one episode, unplug and replug the glove, check the episode against the bytes sent."""
+    devices = Devices(tmp_path)
+    slam_rows = slam_lines(tmp_path / "slam.txt", 600)
+    out = tmp_path / "out"
+    rec_log, drv_log = tmp_path / "recorder.log", tmp_path / "drivers.log"
+    drivers = background(drivers_cmd(places(devices, tmp_path / "slam.txt")), env, drv_log)
+    recorder = background([sys.executable, "-m", "egorec_ros.cli", "recorder", "--rig", str(RIG), "--out", str(out)],
+                          env, rec_log)
+    try:
+        with DdsTransport() as transport:
+            diag = Diagnostics(transport)
+            wait_for(lambda: all_ok(diag, DRIVERS[:2] + DRIVERS[3:]) and diag.value("left_glove", "status") == "ok",
+                     "every driver ok on /diagnostics", timeout=60)
+            # a glove frame with a CRC error before the stream: dropped, counted, on /diagnostics
+            devices.glove.write(glove_frame(3, 0, 0, adc_payload(np.zeros(256)), crc_xor=0x0100))
+            devices.start()
+            wait_for(lambda: diag.value("left_glove", "bad.crc") == "1", "the CRC error on /diagnostics", timeout=30)
+            wait_for(lambda: int(diag.value("left_glove", "published") or 0) > 10, "glove frames published")
+
+            egorec_ok("ctl", "start", "--instruction", "drivers end to end", env=env, timeout=120)
+            time.sleep(2.0)
+            assert "rows committed" in egorec_ok("ctl", "stop", env=env, timeout=120)
+
+            # unplug the glove: disconnected on /diagnostics; replug: ok again, frames flow again
+            devices.glove_on.clear()
+            time.sleep(0.1)
+            devices.glove.unplug()
+            wait_for(lambda: diag.value("left_glove", "status") == "disconnected", "disconnected", timeout=30)
+            assert diag.latest["left_glove"][0] == 2                            # ERROR
+            assert all_ok(diag, ("ego.rgb", "gripper"))                         # the others keep running
+            devices.glove.plug()
+            wait_for(lambda: diag.value("left_glove", "status") == "ok", "the glove back after replug", timeout=30)
+            assert int(diag.value("left_glove", "reconnects")) >= 1
+            published = int(diag.value("left_glove", "published"))
+            devices.glove_on.set()
+            wait_for(lambda: int(diag.value("left_glove", "published")) > published, "frames after replug")
+            assert diag.value("left_glove", "bad.seq_gap") is None and diag.value("gripper", "bad.line_unknown") is None
+    finally:
+        devices.stop()
+        rec_out, drv_out = interrupt(recorder, rec_log), interrupt(drivers, drv_log)
+        devices.close()
+    assert recorder.returncode == 0, rec_out
+    assert drivers.returncode == 0, drv_out
+    # logged when they happen: the CRC error, the unplug, the replug
+    assert "left_glove: disconnected (SerialException" in drv_out and "bad frames (crc 1," in drv_out, drv_out
+    assert drv_out.count("left_glove: ok (") == 2, drv_out
+
+    task = out / "drivers_node"
+    assert_clean(task, env=env)
+    (episode,) = Task(task).episodes
+    rig = load_rig(RIG)
+    cols = {s.id: s.columns for s in rig.streams.values()}
+    table = episode.read(["hardware_ns", cols["left_glove.pressure"]["pressure"],
+                          cols["left_glove.pressure"]["imu_quat"], cols["gripper.state"]["state"],
+                          cols["ego.slam"]["points"]]).to_pydict()
+    assert len(episode) >= 30, len(episode)
+    # every camera stamp of a row is one the capture service sent, bit-exactly
+    assert set(table["hardware_ns"]) <= set(devices.camera_ts)
+    # glove matrices: u16 counts sent -> float32 in the episode, exactly, with the IMU of the same
+    # frame (a tick whose 1/30 s got no glove frame is a zero row: latest-wins per tick)
+    sent = {tuple(p.tolist()) for p in devices.pressure}
+    glove = [np.asarray(r, np.float32).reshape(-1) for r in table[cols["left_glove.pressure"]["pressure"]]]
+    filled = [i for i, r in enumerate(glove) if r.any()]
+    assert len(filled) >= 0.7 * len(glove), f"{len(filled)} of {len(glove)} rows have a glove frame"
+    assert all(tuple(int(v) for v in glove[i]) in sent and glove[i].dtype == np.float32 for i in filled)
+    for i in filled:
+        quat = np.asarray(table[cols["left_glove.pressure"]["imu_quat"]][i], np.float32).reshape(16, 4)
+        assert np.array_equal(quat, np.tile(np.float32([0, 0, 0, 1]), (16, 1)))
+    # gripper state: [PCT sent, latch 0, fz 0]
+    states = [np.asarray(r, np.float32).reshape(-1) for r in table[cols["gripper.state"]["state"]]]
+    assert sum(s.any() for s in states) >= 0.7 * len(states)
+    assert all(s[0] in np.float32(devices.pct) and s[1] == 0 and s[2] == 0 for s in states if s.any())
+    # SLAM points: (sensor time from the first pose, x, y, z, qx, qy, qz, qw) as printed
+    printed = {tuple(np.float64(v).round(6) for v in r) for r in slam_rows}
+    points = [p for row in table[cols["ego.slam"]["points"]] for p in np.asarray(row, np.float64).reshape(-1, 8)]
+    assert points and all(tuple(p.round(6)) in printed for p in points)
+
+
+def test_drivers_over_dds_into_the_recorder(tmp_path, dds_env):
+    record_and_check(tmp_path, dds_env, lambda devices: [
+        sys.executable, "-m", "egorec_ros.cli", "drivers", "--rig", str(RIG), "--no-discover",
+        *(arg for place in devices for arg in ("--device", place))])
+
+
+@pytest.fixture(scope="module")
+def ros_env() -> Iterator[dict[str, str]]:
+    reason = ros2.missing()
+    if reason:
+        pytest.skip(reason)
+    import tempfile
+    with tempfile.TemporaryDirectory() as base:
+        env = ros2.sourced_env(ros2.build(Path(base)), 60 + os.getpid() % 30)
+        yield env
+        subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=60)
+
+
+def test_drivers_node_over_rclpy_into_the_dds_recorder(tmp_path, ros_env, monkeypatch):
+    """`ros2 run egorec_ros drivers` (rclpy, rmw_cyclonedds_cpp, parameters from a YAML file)
+    publishing into the DDS recorder."""
+    for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "ROS_LOCALHOST_ONLY"):
+        monkeypatch.setenv(k, ros_env[k])
+
+    def ros2_run(devices: list[str]) -> list[str]:
+        params = tmp_path / "drivers.yaml"
+        params.write_text(yaml.safe_dump({"egorec_drivers": {"ros__parameters": {
+            "rig": str(RIG), "discover": False, "devices": devices}}}))
+        return ["ros2", "run", "egorec_ros", "drivers", "--ros-args", "--params-file", str(params)]
+
+    record_and_check(tmp_path, ros_env, ros2_run)
