@@ -32,10 +32,14 @@ class TransportPublish:
 
     def __call__(self, topic: str, msg: object) -> None:
         msgtype: str = msg.__msgtype__    # type: ignore[attr-defined]  # rosbags message classes carry it
+        self.publisher(topic, msgtype).publish(bytes(self._store.serialize_cdr(msg, msgtype)))
+
+    def publisher(self, topic: str, msgtype: str) -> Publisher:
+        """The publisher of ``topic`` (made now if new: subscribers can match it before data flows)."""
         pub = self._pubs.get((topic, msgtype))
         if pub is None:
             with self._lock:
                 pub = self._pubs.get((topic, msgtype))
                 if pub is None:
                     pub = self._pubs[(topic, msgtype)] = self._transport.publisher(topic, msgtype, qos_for(msgtype))
-        pub.publish(bytes(self._store.serialize_cdr(msg, msgtype)))
+        return pub

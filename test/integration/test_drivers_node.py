@@ -134,13 +134,19 @@ def places(devices: Devices, slam_file: Path) -> list[str]:
 
 
 def background(args: list[str], env: dict, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(args, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    """In its own process group: Ctrl-C reaches `ros2 run`'s child too, as in a terminal."""
+    return subprocess.Popen(args, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def interrupt(proc: subprocess.Popen, log: Path) -> str:
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
+        os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise AssertionError(f"{proc.args[:4]} did not stop on Ctrl-C:\n{log.read_text()}") from None
     return log.read_text()
 
 
@@ -151,16 +157,19 @@ def all_ok(diag: Diagnostics, drivers: tuple[str, ...]) -> bool:
 DRIVERS = ("ego.rgb", "ego.slam", "left_glove", "gripper", "gripper.rgb")
 
 
-def record_and_check(tmp_path: Path, env: dict, drivers_cmd: Callable[[list[str]], list[str]]) -> None:
-    """Run the devices, the drivers node (``drivers_cmd(device places)``) and `egorec recorder`;
-    record one episode, unplug and replug the glove, check the episode against the bytes sent."""
+def record_and_check(tmp_path: Path, env: dict, drivers_cmd: Callable[[list[str]], list[str]],
+                     recorder_cmd: list[str] | None = None) -> None:
+    """Run the devices, the drivers node (``drivers_cmd(device places)``) and `egorec recorder`
+    (``recorder_cmd=[]``: the drivers command starts a recorder too); record one episode into
+    tmp_path/out, unplug and replug the glove, check the episode against the bytes sent."""
     devices = Devices(tmp_path)
     slam_rows = slam_lines(tmp_path / "slam.txt", 600)
     out = tmp_path / "out"
     rec_log, drv_log = tmp_path / "recorder.log", tmp_path / "drivers.log"
     drivers = background(drivers_cmd(places(devices, tmp_path / "slam.txt")), env, drv_log)
-    recorder = background([sys.executable, "-m", "egorec_ros.cli", "recorder", "--rig", str(RIG), "--out", str(out)],
-                          env, rec_log)
+    if recorder_cmd is None:
+        recorder_cmd = [sys.executable, "-m", "egorec_ros.cli", "recorder", "--rig", str(RIG), "--out", str(out)]
+    recorder = background(recorder_cmd or ["sleep", "infinity"], env, rec_log)
     try:
         with DdsTransport() as transport:
             diag = Diagnostics(transport)
@@ -262,3 +271,16 @@ def test_drivers_node_over_rclpy_into_the_dds_recorder(tmp_path, ros_env, monkey
         return ["ros2", "run", "egorec_ros", "drivers", "--ros-args", "--params-file", str(params)]
 
     record_and_check(tmp_path, ros_env, ros2_run)
+
+
+def test_launch_without_sim_starts_the_drivers_node(tmp_path, ros_env, monkeypatch):
+    """`ros2 launch egorec_ros record.launch.py rig:=RIG devices:=…` (no sim): the launch starts the
+    drivers node beside the rclpy recorder; the same episode and checks."""
+    for k in ("CYCLONEDDS_URI", "ROS_DOMAIN_ID", "ROS_LOCALHOST_ONLY"):
+        monkeypatch.setenv(k, ros_env[k])
+
+    def ros2_launch(devices: list[str]) -> list[str]:
+        return ["ros2", "launch", "egorec_ros", "record.launch.py", f"rig:={RIG}", f"out:={tmp_path / 'out'}",
+                f"devices:={';'.join(devices)}"]
+
+    record_and_check(tmp_path, ros_env, ros2_launch, recorder_cmd=[])
