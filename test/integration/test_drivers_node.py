@@ -169,7 +169,7 @@ def record_and_check(tmp_path: Path, env: dict, drivers_cmd: Callable[[list[str]
     drivers = background(drivers_cmd(places(devices, tmp_path / "slam.txt")), env, drv_log)
     if recorder_cmd is None:
         recorder_cmd = [sys.executable, "-m", "egorec_ros.cli", "recorder", "--rig", str(RIG), "--out", str(out)]
-    recorder = background(recorder_cmd or ["sleep", "infinity"], env, rec_log)
+    recorder = background(recorder_cmd, env, rec_log) if recorder_cmd else None
     try:
         with DdsTransport() as transport:
             diag = Diagnostics(transport)
@@ -201,9 +201,10 @@ def record_and_check(tmp_path: Path, env: dict, drivers_cmd: Callable[[list[str]
             assert diag.value("left_glove", "bad.seq_gap") is None and diag.value("gripper", "bad.line_unknown") is None
     finally:
         devices.stop()
-        rec_out, drv_out = interrupt(recorder, rec_log), interrupt(drivers, drv_log)
+        rec_out = interrupt(recorder, rec_log) if recorder else ""
+        drv_out = interrupt(drivers, drv_log)
         devices.close()
-    assert recorder.returncode == 0, rec_out
+    assert recorder is None or recorder.returncode == 0, rec_out
     assert drivers.returncode == 0, drv_out
     # logged when they happen: the CRC error, the unplug, the replug
     assert "left_glove: disconnected (SerialException" in drv_out and "bad frames (crc 1," in drv_out, drv_out
@@ -244,6 +245,30 @@ def test_drivers_over_dds_into_the_recorder(tmp_path, dds_env):
     record_and_check(tmp_path, dds_env, lambda devices: [
         sys.executable, "-m", "egorec_ros.cli", "drivers", "--rig", str(RIG), "--no-discover",
         *(arg for place in devices for arg in ("--device", place))])
+
+
+def test_devices_not_plugged_in_are_reported_on_diagnostics(tmp_path, dds_env):
+    """Nothing of appendix_b is plugged in: each device says why on /diagnostics (ERROR) and in the
+    log, and the node keeps running; a RealSense-only rig has nothing for it to do."""
+    log = tmp_path / "drivers.log"
+    drivers = background([sys.executable, "-m", "egorec_ros.cli", "drivers", "--rig", "appendix_b", "--no-discover",
+                          "--device", "gripper_a=/nonexistent/tty"], dds_env, log)
+    try:
+        with DdsTransport() as transport:
+            diag = Diagnostics(transport)
+            wait_for(lambda: {"left_glove", "ego", "gripper_a"} <= set(diag.latest), "diagnostics", timeout=60)
+            level, message, values = diag.latest["left_glove"]
+            assert level == 2 and "not plugged in" in message and "left_glove=/dev/ttyACM0" in message
+            assert "cmd:" in diag.latest["ego"][1] and "not running" in diag.latest["gripper_a.slam"][1]
+            # placed but absent: the driver runs and waits for it (reconnect loop), reported disconnected
+            assert diag.latest["gripper_a"][2]["status"] == "disconnected"
+    finally:
+        out = interrupt(drivers, log)
+    assert drivers.returncode == 0 and "right_glove: NOT RUNNING: usb_glove usbglove:364133593535 is not plugged in" in out
+
+    only_realsense = subprocess.run([sys.executable, "-m", "egorec_ros.cli", "drivers", "--rig", "d435_single",
+                                     "--no-discover"], env=dds_env, capture_output=True, text=True, timeout=60)
+    assert only_realsense.returncode == 0 and "driven by realsense2_camera" in only_realsense.stderr
 
 
 @pytest.fixture(scope="module")
