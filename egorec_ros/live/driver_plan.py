@@ -114,8 +114,8 @@ def _device_starts(dev: Device, places: Mapping[str, str], by_key: Mapping[str, 
         yield "s80", _command(command), f"S80 {dev.key}: give the SDK pipe command: {dev.id}=cmd:'/path/to/s80_pipe ...'"
     if "rgb" in roles and dev.kind in ("uvc", "gripper"):
         cam = places.get(f"{dev.id}.rgb") or (placed if dev.kind == "uvc" else None)
-        if cam is None and dev.key.startswith("uvc:") and (BY_ID / dev.key[4:]).exists():
-            cam = str(BY_ID / dev.key[4:])
+        if cam is None and dev.key in by_key:                 # a V4L2 camera found by its by-id name
+            cam = by_key[dev.key].where
         if cam is not None and cam.startswith(IPC):
             yield "camera_ipc", cam[len(IPC):], ""
         else:

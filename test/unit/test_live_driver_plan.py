@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from egorec_ros.drivers.discovery import serial_devices
+from egorec_ros.drivers.discovery import serial_devices, v4l2_devices
 from egorec_ros.drivers.glove_seats import GloveSeats
 from egorec_ros.live.driver_plan import PlaceError, Start, parse_places, plan
 from egorec_ros.live.driver_start import build
@@ -70,3 +70,17 @@ def test_a_camera_stream_must_be_subscribed_as_compressed_images():
     ok = load_rig(DATA / "drivers_node_rig.yaml")
     driver = build(ok, Start("ego", "camera_ipc", "/run/x.sock"), lambda *_: None, GloveSeats(), lambda *_: None)
     assert driver.config.topic == "/ego/image_raw"
+
+
+def test_uvc_cameras_found_by_their_by_id_names(tmp_path):
+    """discovery lists /dev/v4l/by-id capture nodes as uvc:<name>: a rig camera with that key uses it."""
+    rig = load_rig("uvc_pair")
+    by_id = tmp_path / "v4l" / "by-id"
+    by_id.mkdir(parents=True)
+    for name in ("usb-DECXIN_Camera_01-video-index0", "usb-Other_Cam-video-index0"):
+        (by_id / name).symlink_to(tmp_path / "video0")
+    p = plan(rig, {}, v4l2_devices(tmp_path))
+    cam0 = next(d for d in rig.devices if d.key == "uvc:usb-DECXIN_Camera_01-video-index0")
+    assert Start(cam0.id, "uvc", str(by_id / "usb-DECXIN_Camera_01-video-index0")) in p.starts
+    assert [f.key for f in p.unused] == ["uvc:usb-Other_Cam-video-index0"]
+    assert "is not plugged in" in dict(p.missing)[next(d.id for d in rig.devices if d is not cam0) + ".rgb"]
