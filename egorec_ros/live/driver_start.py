@@ -2,7 +2,9 @@
 (``drivers.rig_configs``: topics, keys, SLAM frame and epoch, fps)."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 
 from egorec_ros.drivers import rig_configs
 from egorec_ros.drivers.ble_glove import BleGlove
@@ -43,7 +45,10 @@ def build(rig: Rig, start: Start, publish: Publish, seats: GloveSeats, on_status
     if what == "camera_ipc":
         return CameraIpc(rig_configs.camera_ipc(rig, start.device, str(where)), publish, on_status)
     if what == "uvc":
-        return Uvc(rig_configs.uvc(rig, start.device, str(where)), publish, on_status)
+        uvc = rig_configs.uvc(rig, start.device, str(where))
+        if Path(str(where)).is_file():      # a recording standing in for the camera: played at its frame rate
+            uvc = dataclasses.replace(uvc, input_format=None, options={}, pace=True)
+        return Uvc(uvc, publish, on_status)
     if what == "s80":
         return S80(rig_configs.s80(rig, start.device, tuple(where)), publish, on_status)
     if what == "slam":

@@ -84,3 +84,14 @@ def test_uvc_cameras_found_by_their_by_id_names(tmp_path):
     assert Start(cam0.id, "uvc", str(by_id / "usb-DECXIN_Camera_01-video-index0")) in p.starts
     assert [f.key for f in p.unused] == ["uvc:usb-Other_Cam-video-index0"]
     assert "is not plugged in" in dict(p.missing)[next(d.id for d in rig.devices if d is not cam0) + ".rgb"]
+
+
+def test_a_video_file_stands_in_for_a_uvc_camera(tmp_path):
+    rig = load_rig(DATA / "drivers_node_rig.yaml")
+    clip = tmp_path / "clip.mkv"
+    clip.write_bytes(b"")
+    camera = build(rig, Start("ego", "uvc", "/dev/video7"), lambda *_: None, GloveSeats(), lambda *_: None)
+    assert (camera.config.input_format, camera.config.options["input_format"], camera.config.pace) == \
+        ("video4linux2", "mjpeg", False)
+    recording = build(rig, Start("ego", "uvc", str(clip)), lambda *_: None, GloveSeats(), lambda *_: None)
+    assert (recording.config.input_format, dict(recording.config.options), recording.config.pace) == (None, {}, True)
