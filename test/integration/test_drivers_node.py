@@ -43,8 +43,8 @@ QUAT = np.tile([16384, 0, 0, 0], (16, 1))                  # w=1: valid, stored 
 
 @pytest.fixture
 def dds_env(monkeypatch):
-    env = loopback_env(60 + os.getpid() % 30)
-    for k, v in env.items():
+    """This process and its children on loopback, in a domain of their own (60..89)."""
+    for k, v in loopback_env(60 + os.getpid() % 30).items():
         monkeypatch.setenv(k, v)
     return dict(os.environ, PYTHONUNBUFFERED="1")
 
