@@ -2,8 +2,8 @@
 
 Starts the recorder node for a rig; ``sim:=true`` also starts the simulated devices of the
 rig, else the drivers node for the rig's devices egorec drives (``devices:=`` or
-``drivers_params_file:=`` say where those not found by their keys are); a rig with a RealSense (d435/d405) includes realsense2_camera's rs_launch.py with the
-settings the rig needs (its topic names, sizes at the rig's fps, aligned depth when the rig
+``drivers_params_file:=`` say where those not found by their keys are); a rig with a RealSense
+(d435/d405) includes realsense2_camera's rs_launch.py with the settings the rig needs (its topic names, sizes at the rig's fps, aligned depth when the rig
 records the aligned topic, unified IMU). Episodes: ``ros2 service call
 /egorec_recorder/start egorec_ros/srv/Start "{task: '', instruction: 'pick the cup'}"`` and
 ``/egorec_recorder/stop egorec_ros/srv/Stop``; status: ``ros2 topic echo /egorec_recorder/status``.
@@ -62,7 +62,9 @@ def _nodes(context):
         return actions
     # the drivers of the rig's devices egorec drives (gloves, UMI board, SLAM, S80, camera IPC, UVC);
     # it reports on /diagnostics the devices it cannot find, and exits when the rig has none of them
-    drivers = [{"rig": value["rig"], "devices": [d.strip() for d in value["devices"].split(";") if d.strip()] or [""]}]
+    drivers = [{"rig": value["rig"]}]
+    if value["devices"].strip():                 # else the params file's (or the node's default: none)
+        drivers[0]["devices"] = [d.strip() for d in value["devices"].split(";") if d.strip()]
     if value["drivers_params_file"]:
         drivers.insert(0, value["drivers_params_file"])
     actions.append(Node(package="egorec_ros", executable="drivers", name="egorec_drivers", output="screen",
