@@ -3,8 +3,8 @@
 Starts the recorder node for a rig; ``sim:=true`` also starts the simulated devices of the
 rig, else the drivers node for the rig's devices egorec drives (``devices:=`` or
 ``drivers_params_file:=`` say where those not found by their keys are); a rig with a RealSense
-(d435/d405) includes realsense2_camera's rs_launch.py with the settings the rig needs (its topic names, sizes at the rig's fps, aligned depth when the rig
-records the aligned topic, unified IMU). Episodes: ``ros2 service call
+(d435/d405) includes realsense2_camera's rs_launch.py with the settings the rig needs (its topic
+names, sizes at the rig's fps, aligned depth when the rig records the aligned topic, unified IMU). Episodes: ``ros2 service call
 /egorec_recorder/start egorec_ros/srv/Start "{task: '', instruction: 'pick the cup'}"`` and
 ``/egorec_recorder/stop egorec_ros/srv/Stop``; status: ``ros2 topic echo /egorec_recorder/status``.
 """
