@@ -222,18 +222,21 @@ def record_and_check(tmp_path: Path, env: dict, drivers_cmd: Callable[[list[str]
     # every camera stamp of a row is one the capture service sent, bit-exactly
     assert set(table["hardware_ns"]) <= set(devices.camera_ts)
     # glove matrices: u16 counts sent -> float32 in the episode, exactly, with the IMU of the same
-    # frame (a tick whose 1/30 s got no glove frame is a zero row: latest-wins per tick)
+    # frame (a tick whose 1/30 s got no glove frame is a zero row: latest-wins per tick). The feeding
+    # thread sends a glove frame with each camera frame: about as many rows have one as camera frames
+    # were recorded, however late a loaded machine ran that thread.
+    frames = len(set(table["hardware_ns"]))
     sent = {tuple(p.tolist()) for p in devices.pressure}
     glove = [np.asarray(r, np.float32).reshape(-1) for r in table[cols["left_glove.pressure"]["pressure"]]]
     filled = [i for i, r in enumerate(glove) if r.any()]
-    assert len(filled) >= 0.7 * len(glove), f"{len(filled)} of {len(glove)} rows have a glove frame"
+    assert len(filled) >= 0.5 * frames, f"{len(filled)} rows have a glove frame, {frames} a new camera frame"
     assert all(tuple(int(v) for v in glove[i]) in sent and glove[i].dtype == np.float32 for i in filled)
     for i in filled:
         quat = np.asarray(table[cols["left_glove.pressure"]["imu_quat"]][i], np.float32).reshape(16, 4)
         assert np.array_equal(quat, np.tile(np.float32([0, 0, 0, 1]), (16, 1)))
     # gripper state: [PCT sent, latch 0, fz 0]
     states = [np.asarray(r, np.float32).reshape(-1) for r in table[cols["gripper.state"]["state"]]]
-    assert sum(s.any() for s in states) >= 0.7 * len(states)
+    assert sum(s.any() for s in states) >= 0.5 * frames
     assert all(s[0] in np.float32(devices.pct) and s[1] == 0 and s[2] == 0 for s in states if s.any())
     # SLAM points: (sensor time from the first pose, x, y, z, qx, qy, qz, qw) as printed
     printed = {tuple(np.float64(v).round(6) for v in r) for r in slam_rows}

@@ -7,6 +7,7 @@ import pytest
 
 from egorec_ros.drivers.discovery import serial_devices, v4l2_devices
 from egorec_ros.drivers.glove_seats import GloveSeats
+from egorec_ros.drivers.suggest_rig import suggest
 from egorec_ros.live.driver_plan import PlaceError, Start, parse_places, plan
 from egorec_ros.live.driver_start import build
 from egorec_ros.rig.compile import RigError
@@ -95,3 +96,21 @@ def test_a_video_file_stands_in_for_a_uvc_camera(tmp_path):
         ("video4linux2", "mjpeg", False)
     recording = build(rig, Start("ego", "uvc", str(clip)), lambda *_: None, GloveSeats(), lambda *_: None)
     assert (recording.config.input_format, dict(recording.config.options), recording.config.pace) == (None, {}, True)
+
+
+def test_a_suggested_rig_is_one_the_drivers_node_can_run(tmp_path):
+    """`egorec devices --suggest-rig` marks its UVC / gripper cameras as CompressedImage, so the
+    drivers node starts their cameras and the recorder subscribes the type they publish."""
+    by_id = tmp_path / "v4l" / "by-id"
+    by_id.mkdir(parents=True)
+    (by_id / "usb-Cam_A-video-index0").symlink_to(tmp_path / "video0")
+    found = v4l2_devices(tmp_path) + serial_devices([port("/dev/ttyACM1", 0x303A, 0x1001, "68:EE:8F:C6:0D:BC")])
+    text, _ = suggest(found)
+    rig_file = tmp_path / "suggested.yaml"
+    rig_file.write_text(text)
+    rig = load_rig(rig_file)
+    p = plan(rig, parse_places(["gripper_1.rgb=ipc:/run/g.sock"]), found)
+    assert {(s.device, s.what) for s in p.starts} == {("cam0", "uvc"), ("gripper_1", "gripper"),
+                                                       ("gripper_1", "camera_ipc")}
+    for start in p.starts:
+        build(rig, start, lambda *_: None, GloveSeats(), lambda *_: None)
