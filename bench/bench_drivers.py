@@ -5,7 +5,8 @@ transports (a subprocess pipe, a Unix socket).
 
     .venv/bin/python bench/bench_drivers.py [--seconds S]
 
-CPU figures are process CPU time per second of data (ms/s = thousandths of a core),
+CPU figures are process CPU time per second of data (ms/s = thousandths of a core), without and
+with serializing + publishing each message over DDS to a subscriber process (what `egorec drivers` adds),
 measured by feeding pre-built device bytes to each decoder as fast as it takes them.
 """
 from __future__ import annotations
@@ -70,7 +71,7 @@ def split(data: bytes, size: int) -> list[bytes]:
     return [data[k:k + size] for k in range(0, len(data), size)]
 
 
-def cpu_rows(seconds: int, jpegs: list[bytes]) -> list[tuple[str, str, float]]:
+def cpu_rows(seconds: int, jpegs: list[bytes], drop=drop) -> list[tuple[str, str, float]]:
     now = clock.now_ns()
     rows = []
 
@@ -123,11 +124,11 @@ def cpu_rows(seconds: int, jpegs: list[bytes]) -> list[tuple[str, str, float]]:
     rows.append(("camera IPC", f"30 fps {W}x{H} MJPEG, 64 KB socket reads",
                  cpu_per_second(lambda c: ipc.feed(c, now), [c for f in frames for c in split(f, 1 << 16)], seconds)))
 
-    rows.append(("UVC (PyAV, MJPEG file)", f"30 fps {W}x{H} MJPEG passed through", uvc_cpu(seconds, jpegs)))
+    rows.append(("UVC (PyAV, MJPEG file)", f"30 fps {W}x{H} MJPEG passed through", uvc_cpu(seconds, jpegs, drop)))
     return rows
 
 
-def uvc_cpu(seconds: int, jpegs: list[bytes]) -> float:
+def uvc_cpu(seconds: int, jpegs: list[bytes], then=drop) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cam.mkv"
         with av.open(str(path), "w") as out:
@@ -141,6 +142,7 @@ def uvc_cpu(seconds: int, jpegs: list[bytes]) -> float:
         done = threading.Event()
 
         def publish(topic: str, msg: object) -> None:
+            then(topic, msg)
             count[0] += 1
             if count[0] == 30 * seconds:
                 done.set()
@@ -151,6 +153,59 @@ def uvc_cpu(seconds: int, jpegs: list[bytes]) -> float:
         ms = (time.process_time() - t0) * 1e3 / seconds
         driver.stop()
         return ms
+
+
+# ---- publishing over DDS (what `egorec drivers` adds) ------------------------------------------
+
+BENCH_TOPICS = {"/g": "egorec_ros/msg/GloveFrame", "/s": "egorec_ros/msg/GripperState",
+                "/lf": "geometry_msgs/msg/WrenchStamped", "/rf": "geometry_msgs/msg/WrenchStamped",
+                "/lm": "egorec_ros/msg/ForceMatrix", "/rm": "egorec_ros/msg/ForceMatrix",
+                "/slam": "egorec_ros/msg/SlamPose", "/l": "sensor_msgs/msg/CompressedImage",
+                "/r": "sensor_msgs/msg/CompressedImage", "/imu": "sensor_msgs/msg/Imu", "/d": "sensor_msgs/msg/Image",
+                "/cam": "sensor_msgs/msg/CompressedImage"}
+
+
+def subscriber(seconds: float) -> None:
+    """Another process reading every bench topic (as the recorder would), so DDS really sends."""
+    from egorec_ros.transport.base import RECORDER
+    from egorec_ros.transport.dds import DdsTransport
+
+    import signal
+
+    got = [0]
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    with DdsTransport() as transport:
+        for topic, msgtype in BENCH_TOPICS.items():
+            transport.subscribe(topic, msgtype, RECORDER, lambda cdr, t: got.__setitem__(0, got[0] + 1))
+        try:
+            time.sleep(seconds)
+        except KeyboardInterrupt:
+            pass
+    print(got[0], flush=True)
+
+
+def dds_rows(seconds: int, jpegs: list[bytes]) -> tuple[list[tuple[str, str, float]], str]:
+    """cpu_rows with each message serialized and published over DDS to a subscriber process."""
+    import subprocess
+
+    from egorec_ros.live.driver_publish import TransportPublish
+    from egorec_ros.transport.dds import DdsTransport
+    from egorec_ros.transport.dds.loopback import loopback_env
+
+    os.environ.update(loopback_env(90 + os.getpid() % 10))
+    sub = subprocess.Popen([sys.executable, __file__, "--subscriber", str(60 * seconds)], stdout=subprocess.PIPE,
+                           text=True)
+    try:
+        with DdsTransport() as transport:
+            publish = TransportPublish(transport)
+            for topic, msgtype in BENCH_TOPICS.items():      # publishers made and matched before measuring
+                publish.publisher(topic, msgtype)
+            time.sleep(3.0)
+            rows = cpu_rows(seconds, jpegs, publish)
+    finally:
+        sub.terminate()
+        out, _ = sub.communicate(timeout=30)
+    return rows, out.strip()
 
 
 # ---- latency through the real transports ------------------------------------------------------
@@ -223,7 +278,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=3, help="seconds of device data per driver")
     parser.add_argument("--s80-writer", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--subscriber", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.subscriber:
+        subscriber(args.subscriber)
+        return
     if args.s80_writer:
         s80_writer(float(args.s80_writer[0]), args.s80_writer[1])
         return
@@ -233,8 +292,15 @@ def main() -> None:
     print(f"JPEG {W}x{H}: {np.mean([len(j) for j in jpegs]) / 1024:.0f} KB on average")
     print(f"\nCPU per second of device data ({args.seconds} s of data each)")
     print(f"{'driver':<24} {'device data':<62} {'ms CPU/s':>9} {'% core':>7}")
-    for name, what, ms in cpu_rows(args.seconds, jpegs):
+    plain = cpu_rows(args.seconds, jpegs)
+    for name, what, ms in plain:
         print(f"{name:<24} {what:<62} {ms:>9.1f} {ms / 10:>6.1f}%")
+    with_dds, received = dds_rows(args.seconds, jpegs)
+    print("\nthe same, each message also serialized (CDR) and published over DDS to a subscriber process"
+          f" (egorec drivers; the subscriber got {received} messages)")
+    print(f"{'driver':<24} {'ms CPU/s':>9} {'% core':>7} {'x of decode only':>17}")
+    for (name, _, ms), (_, _, base) in zip(with_dds, plain):
+        print(f"{name:<24} {ms:>9.1f} {ms / 10:>6.1f}% {ms / max(base, 1e-3):>16.1f}x")
     print(f"\npublish latency, device stamp -> message ready ({W}x{H} MJPEG, {args.seconds} s, real transport)")
     for name, fn in (("camera IPC (Unix socket, 30 fps)", ipc_latency), ("S80 pipe (subprocess, 50 -> 30 fps)", s80_latency)):
         p50, p99, n = fn(args.seconds, jpegs)

@@ -1,9 +1,10 @@
-"""ros2 launch egorec_ros record.launch.py rig:=appendix_b [task:=T out:=DIR codec:=h264 sim:=true]
+"""ros2 launch egorec_ros record.launch.py rig:=appendix_b [task:=T out:=DIR codec:=h264 sim:=true devices:=…]
 
 Starts the recorder node for a rig; ``sim:=true`` also starts the simulated devices of the
-rig; a rig with a RealSense (d435/d405) includes realsense2_camera's rs_launch.py with the
-settings the rig needs (its topic names, sizes at the rig's fps, aligned depth when the rig
-records the aligned topic, unified IMU). Episodes: ``ros2 service call
+rig, else the drivers node for the rig's devices egorec drives (``devices:=`` or
+``drivers_params_file:=`` say where those not found by their keys are); a rig with a RealSense
+(d435/d405) includes realsense2_camera's rs_launch.py with the settings the rig needs (its topic
+names, sizes at the rig's fps, aligned depth when the rig records the aligned topic, unified IMU). Episodes: ``ros2 service call
 /egorec_recorder/start egorec_ros/srv/Start "{task: '', instruction: 'pick the cup'}"`` and
 ``/egorec_recorder/stop egorec_ros/srv/Stop``; status: ``ros2 topic echo /egorec_recorder/status``.
 """
@@ -27,6 +28,9 @@ ARGS = {
     "sim": ("false", "true: start simulated devices for the rig"),
     "marker": ("", "marker topic (std_msgs/String start/stop) that starts and stops episodes"),
     "params_file": ("", "a parameters YAML for the recorder (see share/egorec_ros/config/recorder.yaml)"),
+    "devices": ("", "where the rig's devices are, when not found by their keys: ID[.STREAM]=WHERE entries "
+                    "separated by ';' (e.g. 'cam=ipc:/run/cam.sock;ego.slam=/opt/slam/run --live')"),
+    "drivers_params_file": ("", "a parameters YAML for the drivers node (see share/egorec_ros/config/drivers.yaml)"),
 }
 
 
@@ -56,6 +60,15 @@ def _nodes(context):
         actions.append(Node(package="egorec_ros", executable="sim_devices", name="egorec_sim_devices",
                             output="screen", parameters=[{"rig": value["rig"], "size": value["size"]}]))
         return actions
+    # the drivers of the rig's devices egorec drives (gloves, UMI board, SLAM, S80, camera IPC, UVC);
+    # it reports on /diagnostics the devices it cannot find, and exits when the rig has none of them
+    drivers = [{"rig": value["rig"]}]
+    if value["devices"].strip():                 # else the params file's (or the node's default: none)
+        drivers[0]["devices"] = [d.strip() for d in value["devices"].split(";") if d.strip()]
+    if value["drivers_params_file"]:
+        drivers.insert(0, value["drivers_params_file"])
+    actions.append(Node(package="egorec_ros", executable="drivers", name="egorec_drivers", output="screen",
+                        parameters=drivers))
     for device, args in _realsense_args(value["rig"]).items():
         try:
             share = get_package_share_directory("realsense2_camera")

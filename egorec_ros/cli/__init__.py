@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "export": "egorec_ros.cli.export_cmd",
     "devices": "egorec_ros.cli.devices_cmd",
     "sim-devices": "egorec_ros.cli.sim_devices_cmd",
+    "drivers": "egorec_ros.cli.drivers_cmd",
     "recorder": "egorec_ros.cli.recorder_cmd",
     "ctl": "egorec_ros.cli.ctl_cmd",
 }

@@ -66,13 +66,13 @@ def s80(rig: Rig, device_id: str, command: Sequence[str]) -> S80Config:
 
 
 def camera_ipc(rig: Rig, device_id: str, socket_path: str) -> CameraIpcConfig:
-    dev = _device(rig, device_id, "uvc")
+    dev = _device(rig, device_id, "uvc", "gripper")
     return CameraIpcConfig(socket_path, _topic(dev, "rgb"), key=dev.key, frame_id=dev.id)
 
 
 def uvc(rig: Rig, device_id: str, source: str) -> UvcConfig:
     """V4L2 options from the rig stream: MJPEG at its size and the rig's fps."""
-    dev = _device(rig, device_id, "uvc")
+    dev = _device(rig, device_id, "uvc", "gripper")
     stream = next(s for s in dev.streams if s.role == "rgb")
     size = f"{stream.source['width']}x{stream.source['height']}" if "width" in stream.source else None
     options = {"input_format": "mjpeg", "framerate": f"{rig.fps:g}", **({"video_size": size} if size else {})}

@@ -15,8 +15,12 @@ REALSENSE_SIZES = {"rgb": (1280, 720), "depth": (848, 480)}
 GLOVE_SEATS = ("left_glove", "right_glove")
 
 
-def _video(topic: str, size: tuple[int, int]) -> dict:
-    return {"topic": topic, "width": size[0], "height": size[1]}
+COMPRESSED = "sensor_msgs/msg/CompressedImage"
+
+
+def _video(topic: str, size: tuple[int, int], jpeg: bool = False) -> dict:
+    """``jpeg``: our camera drivers (UVC MJPEG, camera IPC) publish the frames as CompressedImage."""
+    return {"topic": topic, "width": size[0], "height": size[1], **({"msg_type": COMPRESSED} if jpeg else {})}
 
 
 def suggest(found: list[Found], name: str = "plugged_in") -> tuple[str, list[str]]:
@@ -38,12 +42,12 @@ def suggest(found: list[Found], name: str = "plugged_in") -> tuple[str, list[str
     for n, f in enumerate((f for f in found if f.kind == "gripper"), start=1):
         ns = f"/gripper_{n}"
         devices[f"gripper_{n}"] = {"kind": "gripper", "rig": n, "key": f.key, "name": f.name, "streams": {
-            "rgb": _video(f"{ns}/rgb", GRIPPER_RGB_SIZE), "left_force": {"topic": f"{ns}/left_force"},
+            "rgb": _video(f"{ns}/rgb", GRIPPER_RGB_SIZE, jpeg=True), "left_force": {"topic": f"{ns}/left_force"},
             "right_force": {"topic": f"{ns}/right_force"}, "state": {"topic": f"{ns}/state"}}}
         notes.append(f"gripper_{n}: check the size of its camera ({ns}/rgb), {GRIPPER_RGB_SIZE[0]}x{GRIPPER_RGB_SIZE[1]} assumed")
     for n, f in enumerate(f for f in found if f.kind == "uvc"):
         devices[f"cam{n}"] = {"kind": "uvc", "key": f.key, "name": f.name,
-                              "streams": {"rgb": _video(f"/uvc{n}/image_raw", UVC_SIZE)}}
+                              "streams": {"rgb": _video(f"/uvc{n}/image_raw", UVC_SIZE, jpeg=True)}}
         notes.append(f"cam{n} ({f.where}): check its size, {UVC_SIZE[0]}x{UVC_SIZE[1]} assumed")
     for n, f in enumerate(f for f in found if f.kind == "d435"):
         camera = "camera" if n == 0 else f"camera_{n + 1}"

@@ -49,3 +49,11 @@ def recorder_config(node: Node, params: dict, rig: Rig) -> NodeConfig:
         start_words=tuple(params["start_words"]), stop_words=tuple(params["stop_words"]),
         silent_after_s=float(params["silent_after_s"]), qos=qos)
     return config
+
+
+DRIVERS_DEFAULTS = {
+    "rig": "",
+    # where devices are, when not found by their key: "ID[.STREAM]=WHERE" (see `egorec drivers --help`)
+    "devices": [""],
+    "discover": True,          # look for plugged-in serial devices and V4L2 cameras by their keys
+}

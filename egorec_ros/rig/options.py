@@ -29,6 +29,8 @@ class StreamOptions:
     topic: str | None = None                          # ROS topic (bag or live)
     stamp: Literal["header", "receive"] | None = None  # the clock of its samples (default: header)
     fps: float | None = None                          # its rate, when not the kind's usual one
+    msg_type: str | None = None                       # live ROS type, when not the first the kind accepts
+                                                      # (e.g. sensor_msgs/msg/CompressedImage from an MJPEG camera)
 
 
 @dataclass(frozen=True)

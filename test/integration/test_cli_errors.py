@@ -27,8 +27,8 @@ def record(rig: Path, out: Path) -> subprocess.CompletedProcess:
     ("name: t\n" + UVC % ", fps: fast",
      "device 'cam': stream 'rgb': option 'fps' must be a number, got 'fast'"),
     ("name: t\n" + UVC % ", scale: 10",
-     "device 'cam': stream 'rgb': unknown option 'scale'; a video stream takes camera_info, fps, height, stamp, "
-     "topic, width"),
+     "device 'cam': stream 'rgb': unknown option 'scale'; a video stream takes camera_info, fps, height, msg_type, "
+     "stamp, topic, width"),
     ("name: t\n" + UVC % ", stamp: gps",
      "device 'cam': stream 'rgb': option 'stamp' must be 'header' or 'receive', got 'gps'"),
 ])

@@ -5,7 +5,6 @@ checked bit-exactly and the output is recorded into a task that validates."""
 from __future__ import annotations
 
 import os
-import struct
 import time
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 import serial
 
 from helpers.drivers import Published, PtyDevice, record, rig_with_camera, wait_for
+from helpers.usb_glove_wire import adc_payload, crc_bitwise, frame, imu_payload
 from egorec_ros.drivers.glove_seats import GloveRefused, GloveSeats
 from egorec_ros.drivers.health import DISCONNECTED, OK
 from egorec_ros.drivers.usb_glove import UsbGlove, UsbGloveConfig
@@ -21,32 +21,6 @@ from egorec_ros.drivers.usb_glove_protocol import crc16_ccitt_false
 LEFT = "usbglove:364933593535"
 RIGHT = "usbglove:364133593535"
 TOPIC = "/left_glove/frame"
-
-
-def crc_bitwise(data: bytes) -> int:
-    """CRC16-CCITT-FALSE the slow, obvious way (poly 0x1021, init 0xFFFF)."""
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def frame(ftype: int, seq: int, us: int, payload: bytes, flags: int = 0, fw=(1, 2, 2), crc_xor: int = 0,
-          length: int | None = None) -> bytes:
-    head = b"\xa5\x5a" + bytes(fw) + bytes([ftype]) + struct.pack("<IIHH", seq, us,
-                                                                   len(payload) if length is None else length, flags)
-    return head + payload + struct.pack("<H", crc_bitwise(head + payload) ^ crc_xor)
-
-
-def imu_payload(q_wxyz: np.ndarray) -> bytes:
-    return np.asarray(q_wxyz, dtype="<i2").tobytes()
-
-
-def adc_payload(counts: np.ndarray, scan_seq: int = 7, scan_us: int = 1234) -> bytes:
-    return bytes([16, 16, 12, 0]) + struct.pack("<II", scan_seq, scan_us) + np.asarray(counts, "<u2").tobytes()
 
 
 def test_crc_is_ccitt_false():
