@@ -3,13 +3,17 @@
 Topics are ``rt/<topic>``, types ``pkg::msg::dds_::Type_`` derived from the message
 definitions, samples plain CDR (XCDR1), the domain is ``ROS_DOMAIN_ID`` and the Cyclone
 configuration comes from ``CYCLONEDDS_URI`` as for ROS. One thread waits on every
-reader and hands the serialized samples to the callbacks with their arrival time.
+reader and takes the serialized samples with their arrival time into a queue; a second thread
+hands them to the callbacks. Taking never waits for a callback: a reader's history is
+keep-last, so a take loop held up by a slow callback (a busy recorder) let fast topics
+overwrite samples that were never taken — silent loss of IMU samples first.
 """
 from __future__ import annotations
 
 import sys
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +33,7 @@ from egorec_ros.transport.dds.services import DdsClient, DdsService
 from egorec_ros.transport.dds.types import idl_type
 
 WAIT_NS = 200_000_000        # the reader thread re-checks for new readers / close this often
+MAX_PENDING_BYTES = 1 << 30  # taken but not yet handed on; beyond it samples are dropped and counted
 
 
 def dds_qos(qos: QoS) -> Qos:
@@ -55,6 +60,7 @@ class DdsSubscription:
     callback: RawCallback
     owner: DdsTransport
     errors: int = 0
+    dropped: int = 0             # taken while MAX_PENDING_BYTES were waiting for the callbacks
     closed: bool = field(default=False)
 
     def close(self) -> None:
@@ -74,8 +80,13 @@ class DdsTransport:
         self._waitset.attach(self._wake)
         self._graph: BuiltinDataReader | None = None
         self._running = True
+        self._pending: deque[tuple[DdsSubscription, bytes, int]] = deque()
+        self._pending_bytes = 0
+        self._ready = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="egorec-dds", daemon=True)
+        self._dispatcher = threading.Thread(target=self._dispatch, name="egorec-dds-callbacks", daemon=True)
         self._thread.start()
+        self._dispatcher.start()
 
     # ---- interface ---------------------------------------------------------------------
 
@@ -104,12 +115,19 @@ class DdsTransport:
                 found.setdefault(name, set()).add(typ)
         return {k: sorted(v) for k, v in sorted(found.items())}
 
+    def pending(self) -> int:
+        """Samples taken from DDS and not yet handed to their callback."""
+        return len(self._pending)
+
     def close(self) -> None:
         if not self._running:
             return
         self._running = False
         self._wake.set(True)
         self._thread.join()
+        with self._ready:
+            self._ready.notify()
+        self._dispatcher.join()
 
     def __enter__(self) -> DdsTransport:
         return self
@@ -151,15 +169,36 @@ class DdsTransport:
             self._waitset.wait(WAIT_NS)
             with self._lock:
                 subs = list(self._subs)
+            taken = []
             for sub in subs:
                 samples = take_raw(sub.reader._ref)
                 now = time.time_ns()
-                for cdr in samples:
-                    try:
-                        sub.callback(cdr, now)
-                    except Exception as exc:  # noqa: BLE001 - a bad callback must not stop the other topics
-                        sub.errors += 1
-                        if sub.errors == 1:
-                            print(f"egorec dds: callback for {sub.reader.topic.name} failed: {exc!r}",
-                                  file=sys.stderr)
+                taken.extend((sub, cdr, now) for cdr in samples)
+            if taken:
+                with self._ready:
+                    for item in taken:
+                        if self._pending_bytes > MAX_PENDING_BYTES:
+                            item[0].dropped += 1
+                            continue
+                        self._pending.append(item)
+                        self._pending_bytes += len(item[1])
+                    self._ready.notify()
 
+    def _dispatch(self) -> None:
+        """Hands queued samples to the callbacks until close(); what was taken is still delivered."""
+        while True:
+            with self._ready:
+                while not self._pending and self._running:
+                    self._ready.wait()
+                if not self._pending:
+                    return
+                sub, cdr, arrival = self._pending.popleft()
+                self._pending_bytes -= len(cdr)
+            if sub.closed:
+                continue
+            try:
+                sub.callback(cdr, arrival)
+            except Exception as exc:  # noqa: BLE001 - a bad callback must not stop the other topics
+                sub.errors += 1
+                if sub.errors == 1:
+                    print(f"egorec dds: callback for {sub.reader.topic.name} failed: {exc!r}", file=sys.stderr)
