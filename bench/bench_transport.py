@@ -43,7 +43,23 @@ def stamp_of(cdr: bytes) -> int:
     return sec * 1_000_000_000 + nsec
 
 
-def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
+def _force_rcvbuf(nbytes: int) -> None:
+    """Experiment only: enlarge every UDP socket of this process past ``net.core.rmem_max``
+    (SO_RCVBUFFORCE needs CAP_NET_ADMIN), to test whether the buffer size explains the loss."""
+    import socket
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=os.dup(int(fd)))
+        except OSError:
+            continue
+        if sock.type == socket.SOCK_DGRAM:
+            sock.setsockopt(socket.SOL_SOCKET, 33, nbytes)          # SO_RCVBUFFORCE
+        sock.close()
+
+
+def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, force_rcvbuf: int) -> None:
     """Runs in its own process: 'bare' or 'recorder'; writes what it received to ``out``."""
     from egorec_ros.assembly.assembler import AssemblyConfig
     from egorec_ros.live.dds_source import wait_for_streams
@@ -52,8 +68,9 @@ def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
     from egorec_ros.rig.load import load_rig
     from egorec_ros.rig.resize import with_video_sizes
     from egorec_ros.store import TaskWriter
-    from egorec_ros.transport.base import RECORDER
+    from egorec_ros.transport.base import qos_from
     from egorec_ros.transport.dds import DdsTransport
+    from egorec_ros.transport.socket_drops import udp_drops
 
     w, h = (int(v) for v in size.split("x"))
     rig = with_video_sizes(load_rig(RIG), (w, h))
@@ -75,6 +92,9 @@ def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
             return self.inner.subscribe(topic, msgtype, qos, logged)
 
     transport = DdsTransport()
+    if force_rcvbuf:
+        _force_rcvbuf(force_rcvbuf)
+    qos = qos_from(qos_name)
     stop = out.with_suffix(".stop")
 
     def run_until_stopped():
@@ -85,14 +105,14 @@ def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.monotonic()
     if role == "bare":
-        _keep = [Logged(transport).subscribe(s.topic, stream_msgtype(s), RECORDER, lambda c, a: None)
+        _keep = [Logged(transport).subscribe(s.topic, stream_msgtype(s), qos, lambda c, a: None)
                  for s in rig.streams.values() if s.topic]
         run_until_stopped()
         rows = 0
     else:
         with tempfile.TemporaryDirectory() as tmp, TaskWriter(Path(tmp) / "t") as writer:
             recorder = Recorder(rig, writer, config=AssemblyConfig())
-            live = LiveInput(rig, Logged(transport), recorder)
+            live = LiveInput(rig, Logged(transport), recorder, qos=qos)
             out.with_suffix(".ready").touch()
             # one episode from the moment every stream delivers (a video silent at the start
             # would be left out of the episode) to the end of the run
@@ -107,15 +127,14 @@ def _subscriber(role: str, size: str, seconds: float, out: Path) -> None:
             rows = result.rows if result else 0
     elapsed = time.monotonic() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    drops = udp_drops().drops
     transport.close()
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": got}))
+    out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": got, "kernel_drops": drops}))
 
 
-def _publisher(size: str, log: Path) -> None:
+def _publisher(size: str, log: Path, qos_name: str) -> None:
     """Publish the first simulated second of the rig over and over in real time, stamped now."""
-    import dataclasses
-
     from egorec_ros.bags.bagwrite import sample_message
     from egorec_ros.messages.typestores import ros2_typestore
     from egorec_ros.live.input import stream_msgtype
@@ -123,7 +142,7 @@ def _publisher(size: str, log: Path) -> None:
     from egorec_ros.rig.resize import with_video_sizes
     from egorec_ros.sim.flaws import CLEAN
     from egorec_ros.sim.replay import simulate
-    from egorec_ros.transport.base import SENSOR_DATA
+    from egorec_ros.transport.base import qos_from
     from egorec_ros.transport.dds import DdsTransport
 
     w, h = (int(v) for v in size.split("x"))
@@ -131,15 +150,18 @@ def _publisher(size: str, log: Path) -> None:
     store = ros2_typestore()
     samples = list(simulate(rig, 1.0, seed=0, start_ns=0, flaws=CLEAN))
     types = {sid: stream_msgtype(spec) for sid, spec in rig.streams.items() if spec.topic}
+    # serialized once: publishing then costs what a driver's publish costs, not rosbags' serializer
+    cdrs = [bytearray(store.serialize_cdr(sample_message(store, rig.streams[s.stream], types[s.stream], s),
+                                          types[s.stream])) for s in samples]
     stop = [False]
     signal.signal(signal.SIGINT, lambda *_: stop.__setitem__(0, True))
     lines = []
     with DdsTransport() as transport:
-        pubs = {sid: transport.publisher(rig.streams[sid].topic, t, SENSOR_DATA) for sid, t in types.items()}
+        pubs = {sid: transport.publisher(rig.streams[sid].topic, t, qos_from(qos_name)) for sid, t in types.items()}
         time.sleep(1.0)                                      # discovery
         t0, worst = time.monotonic_ns(), 0
         for cycle in range(10**9):
-            for sample in samples:
+            for sample, cdr in zip(samples, cdrs):
                 due = t0 + cycle * 1_000_000_000 + sample.arrival_ns
                 ahead = due - time.monotonic_ns()
                 if ahead > 0:
@@ -147,13 +169,10 @@ def _publisher(size: str, log: Path) -> None:
                 worst = max(worst, -ahead)
                 if stop[0]:
                     break
-                spec, msgtype = rig.streams[sample.stream], types[sample.stream]
                 now = time.time_ns()
-                msg = sample_message(store, spec, msgtype, dataclasses.replace(sample, stamp_ns=now))
-                cdr = store.serialize_cdr(msg, msgtype)
-                sent = time.time_ns()
-                pubs[sample.stream].publish(cdr)
-                lines.append(f"{sample.stream} {now} {sent}")
+                _STAMP.pack_into(cdr, 4, *divmod(now, 1_000_000_000))      # header.stamp = now
+                pubs[sample.stream].publish(bytes(cdr))
+                lines.append(f"{sample.stream} {now} {time.time_ns()}")
             if stop[0]:
                 break
     log.write_text("\n".join(lines) + "\n")
@@ -165,28 +184,38 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--size", default="640x480")
     ap.add_argument("--sim-devices", action="store_true", help="publish with `egorec sim-devices` (live rendering)")
+    ap.add_argument("--reliable", action="store_true",
+                    help="reliable publishers and subscribers (default: best-effort publishers, as camera drivers)")
+    ap.add_argument("--force-rcvbuf-mb", type=int, default=0,
+                    help="experiment: force the subscribers' UDP receive buffers to this size (needs CAP_NET_ADMIN)")
     ap.add_argument("--role", choices=("bare", "recorder", "publisher"), help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.role == "publisher":
-        _publisher(args.size, Path(args.out))
+        _publisher(args.size, Path(args.out), "default" if args.reliable else "sensor_data")
         return
     if args.role:
-        _subscriber(args.role, args.size, args.seconds, Path(args.out))
+        _subscriber(args.role, args.size, args.seconds, Path(args.out), "default" if args.reliable else "recorder",
+                    args.force_rcvbuf_mb << 20)
         return
 
     from egorec_ros.transport.dds.loopback import loopback_env
     env = dict(os.environ, **loopback_env(190 + os.getpid() % 10))
-    print(f"load average before: {os.getloadavg()}  ({os.cpu_count()} cores)")
+    from egorec_ros.transport.socket_drops import rmem_max
+    print(f"load average before: {os.getloadavg()}  ({os.cpu_count()} cores); net.core.rmem_max {rmem_max()}"
+          + (f"; subscribers' UDP buffers forced to {args.force_rcvbuf_mb} MB" if args.force_rcvbuf_mb else ""))
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         subs = {role: subprocess.Popen([sys.executable, __file__, "--role", role, "--size", args.size,
-                                        "--seconds", str(args.seconds), "--out", str(tmp / f"{role}.json")],
+                                        "--seconds", str(args.seconds), "--out", str(tmp / f"{role}.json"),
+                                        "--force-rcvbuf-mb", str(args.force_rcvbuf_mb),
+                                        *(["--reliable"] if args.reliable else [])],
                                        env=env) for role in ("bare", "recorder")}
         while not all((tmp / f"{role}.ready").exists() for role in subs):    # both subscribed
             time.sleep(0.05)
         command = (["-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size", args.size, "--clean"]
-                   if args.sim_devices else [__file__, "--role", "publisher", "--size", args.size, "--out"])
+                   if args.sim_devices else [__file__, "--role", "publisher", "--size", args.size,
+                      *(["--reliable"] if args.reliable else []), "--out"])
         pub = subprocess.Popen([sys.executable, *command, *(["--log"] if args.sim_devices else []),
                                 str(tmp / "sent.log")], env=env, stderr=subprocess.PIPE, text=True)
         time.sleep(args.seconds)
@@ -205,7 +234,7 @@ def main() -> None:
         results = {role: json.loads((tmp / f"{role}.json").read_text()) for role in subs}
     print(f"load average after:  {os.getloadavg()}")
     who = "egorec sim-devices" if args.sim_devices else "pre-rendered, stamped on publishing"
-    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher {who} (best effort); "
+    print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher {who} ({'reliable' if args.reliable else 'best effort'}); "
           f"publisher {lag[0].rsplit(';', 1)[-1].strip() if lag else '(no report)'}\n")
     head = f"{'stream':30s} {'sent':>6s}"
     for role in results:
@@ -221,7 +250,8 @@ def main() -> None:
             line += f" | {rx:11d} {loss:5.1%} {p50:7.2f} {p99:7.2f}"
         print(line)
     for role, res in results.items():
-        print(f"{role:8s}: CPU {res['cpu_per_s']:.2f} s/s" + (f", {res['rows']} rows" if role == "recorder" else ""))
+        print(f"{role:8s}: CPU {res['cpu_per_s']:.2f} s/s, UDP datagrams the kernel dropped (receive buffer full): "
+              f"{res['kernel_drops']}" + (f", {res['rows']} rows" if role == "recorder" else ""))
     bare, rec = results["bare"]["cpu_per_s"], results["recorder"]["cpu_per_s"]
     print(f"recorder / bare subscriber CPU: {rec / bare:.1f}x (the recorder also decodes, assembles and encodes)")
 

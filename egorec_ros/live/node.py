@@ -33,6 +33,7 @@ from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
+from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
 
 START, STOP = "egorec_ros/srv/Start", "egorec_ros/srv/Stop"
 STATUS = "egorec_ros/msg/RecorderStatus"
@@ -86,6 +87,11 @@ class RecorderNode:
         self._diag_pub = transport.publisher(DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY, DEFAULT)
         self._last_received: Counter[str] = Counter()
         self._last_status = time.monotonic()
+        # the kernel's drops on this process's DDS sockets: images lost before DDS sees them
+        self._udp_drops_at_start = self._udp_drops = udp_drops().drops
+        advice = rcvbuf_advice(rmem_max())
+        if advice:
+            self.log(f"warning: {advice}")
         self._running = threading.Event()
         self._running.set()
         self._status_thread = threading.Thread(target=self._status_loop, name="egorec-status", daemon=True)
@@ -239,12 +245,26 @@ class RecorderNode:
                                   encoder_backlog=backlog, encoder_backlog_key=key, free_disk_gb=free_gb,
                                   streams=streams)
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
-        level = WARN if free_gb < LOW_DISK_GB else OK
+        drops, new_drops = self._udp_drops_since_last()
+        level = WARN if free_gb < LOW_DISK_GB or new_drops else OK
         diags.insert(0, self._diagnostic(level, "recorder", f"{'recording' if status.recording else 'idle'}; "
-                                         f"{free_gb:.1f} GB free" + (" (low)" if level else ""),
-                                         task=self.task, rows=status.rows, encoder_backlog=backlog))
+                                         f"{free_gb:.1f} GB free" + (" (low)" if free_gb < LOW_DISK_GB else "")
+                                         + (f"; {new_drops} UDP datagrams dropped by the kernel (socket receive "
+                                            "buffer full: messages lost)" if new_drops else ""),
+                                         task=self.task, rows=status.rows, encoder_backlog=backlog,
+                                         udp_drops=drops))
         array = store.types[DIAGNOSTIC_ARRAY](header=header, status=diags)
         self._diag_pub.publish(bytes(store.serialize_cdr(array, DIAGNOSTIC_ARRAY)))
+
+    def _udp_drops_since_last(self) -> tuple[int, int]:
+        """(drops since the node started, drops since the last status); logged when they grow."""
+        now = udp_drops().drops
+        new, self._udp_drops = now - self._udp_drops, now
+        if new:
+            self.log(f"warning: the kernel dropped {new} UDP datagrams on the DDS sockets (receive buffer full): "
+                     f"messages lost before DDS saw them; {now - self._udp_drops_at_start} since start"
+                     + (f"; {rcvbuf_advice(rmem_max())}" if rcvbuf_advice(rmem_max()) else ""))
+        return now - self._udp_drops_at_start, new
 
     def _stream_diagnostic(self, spec, age: float, rate: float, invalid: int, dropped: int):
         if age < 0:

@@ -169,7 +169,7 @@ class DdsTransport:
             self._waitset.wait(WAIT_NS)
             with self._lock:
                 subs = list(self._subs)
-            taken = []
+            taken: list[tuple[DdsSubscription, bytes, int]] = []
             for sub in subs:
                 samples = take_raw(sub.reader._ref)
                 now = time.time_ns()
