@@ -133,6 +133,38 @@ def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, 
     out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": got, "kernel_drops": drops}))
 
 
+def _encoder(size: str, out: Path) -> None:
+    """Runs in its own process: the recorder's video encoders alone (``EpisodeVideos``: same
+    codec settings, a background thread per stream) fed the same pictures at the rig's row rate
+    for as long as the subscribers run: the "+ encoding" of the CPU target."""
+    from egorec_ros.codecs.video_codec import VideoCodec
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+    from egorec_ros.sim.flaws import CLEAN
+    from egorec_ros.sim.replay import simulate
+    from egorec_ros.store.videos import EpisodeVideos
+
+    w, h = (int(v) for v in size.split("x"))
+    rig = with_video_sizes(load_rig(RIG), (w, h))
+    samples = list(simulate(rig, 1.0, seed=0, start_ns=0, flaws=CLEAN))
+    stream_of = {s.slot: s.id for s in rig.streams.values() if s.slot}
+    frames = {v.key: [s.payload for s in samples if s.stream == stream_of[v.key]] for v in rig.videos}
+    stop, rows = out.with_suffix(".stop"), 0
+    with tempfile.TemporaryDirectory() as tmp:
+        videos = EpisodeVideos(Path(tmp), rig.videos, rig.fps, VideoCodec())
+        out.with_suffix(".ready").touch()
+        cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+        while not stop.exists():
+            videos.submit({k: f[rows % len(f)] for k, f in frames.items()})
+            rows += 1
+            time.sleep(max(0.0, t0 + rows / rig.fps - time.monotonic()))
+        videos.close(rows)
+        elapsed = time.monotonic() - t0
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": [], "kernel_drops": 0}))
+
+
 def _publisher(size: str, log: Path, qos_name: str) -> None:
     """Publish the first simulated second of the rig over and over in real time, stamped now."""
     from egorec_ros.bags.bagwrite import sample_message
@@ -188,11 +220,14 @@ def main() -> None:
                     help="reliable publishers and subscribers (default: best-effort publishers, as camera drivers)")
     ap.add_argument("--force-rcvbuf-mb", type=int, default=0,
                     help="experiment: force the subscribers' UDP receive buffers to this size (needs CAP_NET_ADMIN)")
-    ap.add_argument("--role", choices=("bare", "recorder", "publisher"), help=argparse.SUPPRESS)
+    ap.add_argument("--role", choices=("bare", "recorder", "publisher", "encoder"), help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.role == "publisher":
         _publisher(args.size, Path(args.out), "default" if args.reliable else "sensor_data")
+        return
+    if args.role == "encoder":
+        _encoder(args.size, Path(args.out))
         return
     if args.role:
         _subscriber(args.role, args.size, args.seconds, Path(args.out), "default" if args.reliable else "recorder",
@@ -210,8 +245,8 @@ def main() -> None:
                                         "--seconds", str(args.seconds), "--out", str(tmp / f"{role}.json"),
                                         "--force-rcvbuf-mb", str(args.force_rcvbuf_mb),
                                         *(["--reliable"] if args.reliable else [])],
-                                       env=env) for role in ("bare", "recorder")}
-        while not all((tmp / f"{role}.ready").exists() for role in subs):    # both subscribed
+                                       env=env) for role in ("bare", "recorder", "encoder")}
+        while not all((tmp / f"{role}.ready").exists() for role in subs):    # all subscribed
             time.sleep(0.05)
         command = (["-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size", args.size, "--clean"]
                    if args.sim_devices else [__file__, "--role", "publisher", "--size", args.size,
@@ -232,6 +267,7 @@ def main() -> None:
             stream, stamp, at = line.split()
             sent[stream][int(stamp)] = int(at)
         results = {role: json.loads((tmp / f"{role}.json").read_text()) for role in subs}
+        encoder = results.pop("encoder")
     print(f"load average after:  {os.getloadavg()}")
     who = "egorec sim-devices" if args.sim_devices else "pre-rendered, stamped on publishing"
     print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher {who} ({'reliable' if args.reliable else 'best effort'}); "
@@ -252,8 +288,11 @@ def main() -> None:
     for role, res in results.items():
         print(f"{role:8s}: CPU {res['cpu_per_s']:.2f} s/s, UDP datagrams the kernel dropped (receive buffer full): "
               f"{res['kernel_drops']}" + (f", {res['rows']} rows" if role == "recorder" else ""))
-    bare, rec = results["bare"]["cpu_per_s"], results["recorder"]["cpu_per_s"]
-    print(f"recorder / bare subscriber CPU: {rec / bare:.1f}x (the recorder also decodes, assembles and encodes)")
+    print(f"encoder : CPU {encoder['cpu_per_s']:.2f} s/s ({encoder['rows']} frames of each of {RIG}'s videos, "
+          "the recorder's encoders alone)")
+    bare, rec, enc = results["bare"]["cpu_per_s"], results["recorder"]["cpu_per_s"], encoder["cpu_per_s"]
+    print(f"recorder / bare subscriber CPU: {rec / bare:.1f}x; recorder / (bare subscriber + encoding): "
+          f"{rec / (bare + enc):.2f}x (target <= 1.2x)")
 
 
 if __name__ == "__main__":

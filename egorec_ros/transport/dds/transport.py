@@ -33,7 +33,7 @@ from egorec_ros.transport.dds.services import DdsClient, DdsService
 from egorec_ros.transport.dds.types import idl_type
 
 WAIT_NS = 200_000_000        # the reader thread re-checks for new readers / close this often
-MAX_PENDING_BYTES = 1 << 30  # taken but not yet handed on; beyond it samples are dropped and counted
+MAX_PENDING_BYTES = 256 << 20  # taken, not yet handed on (~2 s of Appendix B at VGA); beyond: dropped, counted
 
 
 def dds_qos(qos: QoS) -> Qos:
@@ -179,18 +179,23 @@ class DdsTransport:
                     for item in taken:
                         if self._pending_bytes > MAX_PENDING_BYTES:
                             item[0].dropped += 1
+                            if item[0].dropped == 1:
+                                print(f"egorec dds: callbacks {MAX_PENDING_BYTES >> 20} MB behind: dropping "
+                                      f"samples of {item[0].reader.topic.name} (counted)", file=sys.stderr)
                             continue
                         self._pending.append(item)
                         self._pending_bytes += len(item[1])
                     self._ready.notify()
 
     def _dispatch(self) -> None:
-        """Hands queued samples to the callbacks until close(); what was taken is still delivered."""
+        """Hands queued samples to the callbacks until close() (which drops what is still queued:
+        whoever closes has stopped listening)."""
         while True:
             with self._ready:
                 while not self._pending and self._running:
                     self._ready.wait()
-                if not self._pending:
+                if not self._running:
+                    self._pending.clear()
                     return
                 sub, cdr, arrival = self._pending.popleft()
                 self._pending_bytes -= len(cdr)
