@@ -1,21 +1,29 @@
 """DDS transport: Appendix B over DDS, publisher and subscribers in separate processes.
 
-    .venv/bin/python bench/bench_transport.py [--seconds 60] [--size 640x480]
+    .venv/bin/python bench/bench_transport.py [--seconds 60] [--size 640x480] [--reliable]
+    (set +u; source /opt/ros/humble/setup.bash; .venv/bin/python bench/bench_transport.py)  # + rclpy
 
-One run, three processes on loopback (private domain, the loopback Cyclone config):
-* the publisher: the rig's messages as drivers publish them (best effort, stamped with the host
-  clock when published, serialized with rosbags), logging each with the host time of publishing.
-  Its pictures are the simulated devices' first second, rendered before timing and cycled, so the
-  publisher measures the transport and not the simulator's renderer (``--sim-devices`` publishes
-  with ``egorec sim-devices`` instead, which renders live and lags on a busy machine);
-* the recorder: ``Recorder`` + ``LiveInput`` over ``DdsTransport`` (decode, assemble, encode,
+One run, processes on loopback (private domain, the loopback Cyclone config):
+* the publisher: the rig's messages as drivers publish them (best effort, or reliable with
+  ``--reliable``), stamped with the host clock when published, each logged with the host time
+  of publishing. Its messages are the simulated devices' first second, rendered and serialized
+  before timing and cycled, so the publisher measures the transport and not the simulator's
+  renderer (``--sim-devices`` publishes with ``egorec sim-devices`` instead, which renders live
+  and lags on a busy machine);
+* ``recorder``: ``Recorder`` + ``LiveInput`` over ``DdsTransport`` (decode, assemble, encode,
   write an episode), recording for the whole run;
-* the baseline: a bare cyclonedds subscriber of the same topics that decodes and writes nothing
-  (the transport's own cost), through the same raw take path.
-Both subscribers log (stream, header stamp, arrival) per message; printed per stream: published,
-received by each, loss, publish -> arrival latency p50/p99; and each subscriber's CPU (user+sys
-seconds per second of run). The target is no loss at 640x480 and recorder CPU within 1.2x of
-the baseline plus encoding. The machine may be shared: its load average is printed before and after.
+* ``bare``: the baseline, a bare cyclonedds subscriber of the same topics that decodes and writes
+  nothing (the transport's own cost), through the same raw take path. ``ros2 bag record`` would be
+  the other baseline: rosbag2 is not built here, the bench says so;
+* ``encoder``: the recorder's video encoders alone (same codec settings, a thread per stream) fed
+  the same pictures at the row rate: the "+ encoding" of the CPU target;
+* with ROS 2 sourced: ``rclpy_bare`` and ``rclpy_recorder``, the same two over rclpy
+  (``raw=True`` subscriptions, rmw_cyclonedds_cpp) from a colcon build of this checkout.
+Every subscriber logs (stream, header stamp, arrival) per message; printed per stream: published,
+received, loss, publish -> arrival latency p50/p99; per process the CPU (user+sys seconds per
+second of run) and the UDP datagrams the kernel dropped on its sockets (receive buffer full: the
+cause of loss when the receiving thread is not scheduled in time). Targets: no loss at 640x480,
+recorder CPU <= 1.2 x (bare + encoding). The machine may be shared: load average before and after.
 """
 from __future__ import annotations
 
@@ -28,6 +36,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -35,6 +44,8 @@ from pathlib import Path
 import numpy as np
 
 RIG = "appendix_b"
+ROLES = ("bare", "recorder", "rclpy_bare", "rclpy_recorder", "encoder", "publisher")
+CHECKOUT = Path(__file__).resolve().parents[1]
 _STAMP = struct.Struct("<iI")      # header.stamp: every message of the rig starts with a Header
 
 
@@ -91,7 +102,21 @@ def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, 
                 callback(cdr, arrival)
             return self.inner.subscribe(topic, msgtype, qos, logged)
 
-    transport = DdsTransport()
+    spin = None
+    if role.startswith("rclpy"):
+        import rclpy
+        from rclpy.executors import MultiThreadedExecutor
+        from rclpy.node import Node
+
+        from egorec_ros.nodes.transport import RclpyTransport
+        rclpy.init()
+        node = Node(f"bench_{role}")
+        transport, executor = RclpyTransport(node), MultiThreadedExecutor(num_threads=4)  # as nodes/spin.py
+        executor.add_node(node)
+        spin = threading.Thread(target=executor.spin, daemon=True)
+        spin.start()
+    else:
+        transport = DdsTransport()
     if force_rcvbuf:
         _force_rcvbuf(force_rcvbuf)
     qos = qos_from(qos_name)
@@ -104,7 +129,7 @@ def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, 
 
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.monotonic()
-    if role == "bare":
+    if role.endswith("bare"):
         _keep = [Logged(transport).subscribe(s.topic, stream_msgtype(s), qos, lambda c, a: None)
                  for s in rig.streams.values() if s.topic]
         run_until_stopped()
@@ -129,6 +154,10 @@ def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, 
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     drops = udp_drops().drops
     transport.close()
+    if spin is not None:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "got": got, "kernel_drops": drops}))
 
@@ -211,6 +240,29 @@ def _publisher(size: str, log: Path, qos_name: str) -> None:
     print(f"sent {len(lines)} messages; worst delivery behind schedule {worst / 1e6:.0f} ms", file=sys.stderr)
 
 
+def _ros_env(domain: int) -> tuple[dict[str, str] | None, str]:
+    """The environment of a ROS 2 user who sourced a colcon build of this checkout (built here,
+    as the rclpy tests build it: the rig's own message types need it), or None and why not."""
+    sys.path.insert(0, str(CHECKOUT))
+    from test.helpers.ros2 import build, missing, sourced_env
+    reason = missing()
+    if reason:
+        return None, reason
+    base = Path(tempfile.mkdtemp(prefix="bench_ros_"))
+    t0 = time.monotonic()
+    install = build(base)
+    print(f"rclpy arm: colcon build of the checkout in {base} ({time.monotonic() - t0:.0f} s)")
+    return sourced_env(install, domain), ""
+
+
+def _rosbag_baseline(ros_env: dict[str, str] | None) -> str:
+    if ros_env is not None and subprocess.run(["ros2", "pkg", "prefix", "rosbag2_transport"], env=ros_env,
+                                              capture_output=True).returncode == 0:
+        return "ros2 bag record is installed but not measured by this bench; baseline: a bare cyclonedds subscriber"
+    return ("ros2 bag record: not available (" + ("no ROS 2 sourced" if ros_env is None else "rosbag2 is not built")
+            + "); baseline: a bare cyclonedds subscriber of the same topics writing nothing")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0)
@@ -220,7 +272,7 @@ def main() -> None:
                     help="reliable publishers and subscribers (default: best-effort publishers, as camera drivers)")
     ap.add_argument("--force-rcvbuf-mb", type=int, default=0,
                     help="experiment: force the subscribers' UDP receive buffers to this size (needs CAP_NET_ADMIN)")
-    ap.add_argument("--role", choices=("bare", "recorder", "publisher", "encoder"), help=argparse.SUPPRESS)
+    ap.add_argument("--role", choices=ROLES, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.role == "publisher":
@@ -235,7 +287,15 @@ def main() -> None:
         return
 
     from egorec_ros.transport.dds.loopback import loopback_env
-    env = dict(os.environ, **loopback_env(190 + os.getpid() % 10))
+    domain = 190 + os.getpid() % 10
+    env = dict(os.environ, **loopback_env(domain))
+    roles = {"bare": env, "recorder": env, "encoder": env}
+    ros_env, why_not = _ros_env(domain)
+    if ros_env is None:
+        print(f"rclpy arm skipped: {why_not}")
+    else:
+        roles.update(rclpy_bare=ros_env, rclpy_recorder=ros_env)
+    print(_rosbag_baseline(ros_env))
     from egorec_ros.transport.socket_drops import rmem_max
     print(f"load average before: {os.getloadavg()}  ({os.cpu_count()} cores); net.core.rmem_max {rmem_max()}"
           + (f"; subscribers' UDP buffers forced to {args.force_rcvbuf_mb} MB" if args.force_rcvbuf_mb else ""))
@@ -245,7 +305,7 @@ def main() -> None:
                                         "--seconds", str(args.seconds), "--out", str(tmp / f"{role}.json"),
                                         "--force-rcvbuf-mb", str(args.force_rcvbuf_mb),
                                         *(["--reliable"] if args.reliable else [])],
-                                       env=env) for role in ("bare", "recorder", "encoder")}
+                                       env=role_env) for role, role_env in roles.items()}
         while not all((tmp / f"{role}.ready").exists() for role in subs):    # all subscribed
             time.sleep(0.05)
         command = (["-m", "egorec_ros.cli", "sim-devices", "--rig", RIG, "--size", args.size, "--clean"]
@@ -274,7 +334,7 @@ def main() -> None:
           f"publisher {lag[0].rsplit(';', 1)[-1].strip() if lag else '(no report)'}\n")
     head = f"{'stream':30s} {'sent':>6s}"
     for role in results:
-        head += f" | {role:>8s} rx  loss  p50 ms  p99 ms"
+        head += f" | {role:>14s} rx  loss  p50 ms  p99 ms"
     print(head)
     for stream in sorted(sent):
         line = f"{stream:30s} {len(sent[stream]):6d}"
@@ -283,16 +343,22 @@ def main() -> None:
             rx = len(lat)
             loss = 1 - rx / len(sent[stream]) if sent[stream] else 0.0
             p50, p99 = (np.percentile(lat, [50, 99]) if lat else (float("nan"),) * 2)
-            line += f" | {rx:11d} {loss:5.1%} {p50:7.2f} {p99:7.2f}"
+            line += f" | {rx:17d} {loss:5.1%} {p50:7.2f} {p99:7.2f}"
         print(line)
     for role, res in results.items():
-        print(f"{role:8s}: CPU {res['cpu_per_s']:.2f} s/s, UDP datagrams the kernel dropped (receive buffer full): "
-              f"{res['kernel_drops']}" + (f", {res['rows']} rows" if role == "recorder" else ""))
-    print(f"encoder : CPU {encoder['cpu_per_s']:.2f} s/s ({encoder['rows']} frames of each of {RIG}'s videos, "
+        print(f"{role:14s}: CPU {res['cpu_per_s']:.2f} s/s, UDP datagrams the kernel dropped (receive buffer full): "
+              f"{res['kernel_drops']}" + (f", {res['rows']} rows" if role.endswith("recorder") else ""))
+    print(f"{'encoder':14s}: CPU {encoder['cpu_per_s']:.2f} s/s ({encoder['rows']} frames of each of {RIG}'s videos, "
           "the recorder's encoders alone)")
-    bare, rec, enc = results["bare"]["cpu_per_s"], results["recorder"]["cpu_per_s"], encoder["cpu_per_s"]
-    print(f"recorder / bare subscriber CPU: {rec / bare:.1f}x; recorder / (bare subscriber + encoding): "
-          f"{rec / (bare + enc):.2f}x (target <= 1.2x)")
+    enc = encoder["cpu_per_s"]
+    for arm in ("", "rclpy_"):
+        if f"{arm}recorder" in results:
+            bare, rec = results[f"{arm}bare"]["cpu_per_s"], results[f"{arm}recorder"]["cpu_per_s"]
+            print(f"{arm}recorder / {arm}bare CPU: {rec / bare:.1f}x; {arm}recorder / ({arm}bare + encoding): "
+                  f"{rec / (bare + enc):.2f}x (target <= 1.2x)")
+    if "rclpy_bare" in results:
+        print(f"rclpy_bare / bare (the DDS subscriber) CPU: "
+              f"{results['rclpy_bare']['cpu_per_s'] / results['bare']['cpu_per_s']:.2f}x")
 
 
 if __name__ == "__main__":
