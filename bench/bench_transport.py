@@ -45,7 +45,6 @@ import numpy as np
 
 RIG = "appendix_b"
 ROLES = ("bare", "recorder", "rclpy_bare", "rclpy_recorder", "encoder", "publisher")
-CHECKOUT = Path(__file__).resolve().parents[1]
 _STAMP = struct.Struct("<iI")      # header.stamp: every message of the rig starts with a Header
 
 
@@ -243,8 +242,9 @@ def _publisher(size: str, log: Path, qos_name: str) -> None:
 def _ros_env(domain: int) -> tuple[dict[str, str] | None, str]:
     """The environment of a ROS 2 user who sourced a colcon build of this checkout (built here,
     as the rclpy tests build it: the rig's own message types need it), or None and why not."""
-    sys.path.insert(0, str(CHECKOUT))
-    from test.helpers.ros2 import build, missing, sourced_env
+    import egorec_ros
+    sys.path.insert(0, str(Path(egorec_ros.__file__).resolve().parents[1] / "test"))   # helpers/, as pytest
+    from helpers.ros2 import build, missing, sourced_env
     reason = missing()
     if reason:
         return None, reason

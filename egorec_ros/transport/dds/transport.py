@@ -3,18 +3,14 @@
 Topics are ``rt/<topic>``, types ``pkg::msg::dds_::Type_`` derived from the message
 definitions, samples plain CDR (XCDR1), the domain is ``ROS_DOMAIN_ID`` and the Cyclone
 configuration comes from ``CYCLONEDDS_URI`` as for ROS. One thread waits on every
-reader and takes the serialized samples with their arrival time into a queue; a second thread
-hands them to the callbacks. Taking never waits for a callback: a reader's history is
-keep-last, so a take loop held up by a slow callback (a busy recorder) let fast topics
-overwrite samples that were never taken — silent loss of IMU samples first.
+reader and takes the serialized samples with their arrival time into a ``CallbackQueue``,
+whose thread hands them to the callbacks: taking never waits for a callback (see there why).
 """
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
@@ -27,13 +23,13 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
+from egorec_ros.transport.callback_queue import CallbackQueue, Target
 from egorec_ros.transport.dds.names import dds_topic, domain_id, ros_topic, ros_type
 from egorec_ros.transport.dds.rawio import ANY, take_raw, write_raw
 from egorec_ros.transport.dds.services import DdsClient, DdsService
 from egorec_ros.transport.dds.types import idl_type
 
 WAIT_NS = 200_000_000        # the reader thread re-checks for new readers / close this often
-MAX_PENDING_BYTES = 256 << 20  # taken, not yet handed on (~2 s of Appendix B at VGA); beyond: dropped, counted
 
 
 def dds_qos(qos: QoS) -> Qos:
@@ -57,11 +53,8 @@ class DdsPublisher:
 class DdsSubscription:
     reader: DataReader
     condition: ReadCondition
-    callback: RawCallback
+    target: Target
     owner: DdsTransport
-    errors: int = 0
-    dropped: int = 0             # taken while MAX_PENDING_BYTES were waiting for the callbacks
-    closed: bool = field(default=False)
 
     def close(self) -> None:
         self.owner._unsubscribe(self)
@@ -80,13 +73,9 @@ class DdsTransport:
         self._waitset.attach(self._wake)
         self._graph: BuiltinDataReader | None = None
         self._running = True
-        self._pending: deque[tuple[DdsSubscription, bytes, int]] = deque()
-        self._pending_bytes = 0
-        self._ready = threading.Condition()
+        self._callbacks = CallbackQueue(name="egorec-dds-callbacks")
         self._thread = threading.Thread(target=self._loop, name="egorec-dds", daemon=True)
-        self._dispatcher = threading.Thread(target=self._dispatch, name="egorec-dds-callbacks", daemon=True)
         self._thread.start()
-        self._dispatcher.start()
 
     # ---- interface ---------------------------------------------------------------------
 
@@ -117,7 +106,7 @@ class DdsTransport:
 
     def pending(self) -> int:
         """Samples taken from DDS and not yet handed to their callback."""
-        return len(self._pending)
+        return self._callbacks.pending()
 
     def close(self) -> None:
         if not self._running:
@@ -125,9 +114,7 @@ class DdsTransport:
         self._running = False
         self._wake.set(True)
         self._thread.join()
-        with self._ready:
-            self._ready.notify()
-        self._dispatcher.join()
+        self._callbacks.close()
 
     def __enter__(self) -> DdsTransport:
         return self
@@ -140,7 +127,7 @@ class DdsTransport:
     def open_reader(self, dds_name: str, idl: type, qos: QoS, callback: RawCallback) -> DdsSubscription:
         """A reader of a DDS topic by its wire name; samples go to ``callback`` from the reader thread."""
         reader = DataReader(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
-        sub = DdsSubscription(reader, ReadCondition(reader, ANY), callback, self)
+        sub = DdsSubscription(reader, ReadCondition(reader, ANY), Target(dds_name, callback), self)
         with self._lock:
             self._subs.append(sub)
             self._waitset.attach(sub.condition)
@@ -158,9 +145,9 @@ class DdsTransport:
 
     def _unsubscribe(self, sub: DdsSubscription) -> None:
         with self._lock:
-            if sub.closed:
+            if sub.target.closed:
                 return
-            sub.closed = True
+            sub.target.closed = True
             self._subs.remove(sub)
             self._waitset.detach(sub.condition)
 
@@ -169,41 +156,8 @@ class DdsTransport:
             self._waitset.wait(WAIT_NS)
             with self._lock:
                 subs = list(self._subs)
-            taken: list[tuple[DdsSubscription, bytes, int]] = []
             for sub in subs:
                 samples = take_raw(sub.reader._ref)
                 now = time.time_ns()
-                taken.extend((sub, cdr, now) for cdr in samples)
-            if taken:
-                with self._ready:
-                    for item in taken:
-                        if self._pending_bytes > MAX_PENDING_BYTES:
-                            item[0].dropped += 1
-                            if item[0].dropped == 1:
-                                print(f"egorec dds: callbacks {MAX_PENDING_BYTES >> 20} MB behind: dropping "
-                                      f"samples of {item[0].reader.topic.name} (counted)", file=sys.stderr)
-                            continue
-                        self._pending.append(item)
-                        self._pending_bytes += len(item[1])
-                    self._ready.notify()
-
-    def _dispatch(self) -> None:
-        """Hands queued samples to the callbacks until close() (which drops what is still queued:
-        whoever closes has stopped listening)."""
-        while True:
-            with self._ready:
-                while not self._pending and self._running:
-                    self._ready.wait()
-                if not self._running:
-                    self._pending.clear()
-                    return
-                sub, cdr, arrival = self._pending.popleft()
-                self._pending_bytes -= len(cdr)
-            if sub.closed:
-                continue
-            try:
-                sub.callback(cdr, arrival)
-            except Exception as exc:  # noqa: BLE001 - a bad callback must not stop the other topics
-                sub.errors += 1
-                if sub.errors == 1:
-                    print(f"egorec dds: callback for {sub.reader.topic.name} failed: {exc!r}", file=sys.stderr)
+                for cdr in samples:
+                    self._callbacks.put(sub.target, cdr, now)

@@ -1,0 +1,85 @@
+"""Samples taken from the middleware, handed to the subscribers' callbacks by one thread.
+
+Reader histories are keep-last (depth 50 for the recorder): whatever takes samples out of
+them must never wait for a callback, or fast topics overwrite samples that were never taken —
+silent loss, IMU first, as soon as the recorder is busy (measured by bench_transport: 61 % of
+the IMU lost by the rclpy recorder on a loaded machine, the bare subscriber 15 %). So the
+taking side only appends here (``put``: microseconds) and this queue's thread runs the callbacks,
+one at a time in arrival order. The queue is bounded in bytes: beyond it samples are dropped,
+counted per subscription and reported once, instead of memory growing without end.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+from egorec_ros.transport.base import RawCallback
+
+MAX_PENDING_BYTES = 256 << 20      # ~2 s of Appendix B at 640x480
+
+
+@dataclass(eq=False)
+class Target:
+    """One subscription's callback and its counts."""
+
+    name: str                      # the topic, for messages
+    callback: RawCallback
+    closed: bool = False           # set by the subscription's close(): queued samples are skipped
+    dropped: int = 0               # not queued: MAX_PENDING_BYTES were waiting
+    errors: int = 0                # the callback raised
+
+
+class CallbackQueue:
+    def __init__(self, max_bytes: int = MAX_PENDING_BYTES, name: str = "egorec-callbacks") -> None:
+        self.max_bytes = max_bytes
+        self._items: deque[tuple[Target, bytes, int]] = deque()
+        self._bytes = 0
+        self._running = True
+        self._ready = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def put(self, target: Target, cdr: bytes, arrival_ns: int) -> None:
+        with self._ready:
+            if self._bytes > self.max_bytes:
+                target.dropped += 1
+                if target.dropped == 1:
+                    print(f"egorec: callbacks {self.max_bytes >> 20} MB behind: dropping samples of "
+                          f"{target.name} (counted)", file=sys.stderr)
+                return
+            self._items.append((target, cdr, arrival_ns))
+            self._bytes += len(cdr)
+            self._ready.notify()
+
+    def pending(self) -> int:
+        """Samples queued and not yet handed to their callback."""
+        return len(self._items)
+
+    def close(self) -> None:
+        """Stops after the running callback; what is still queued is dropped (whoever closes
+        has stopped listening)."""
+        with self._ready:
+            self._running = False
+            self._ready.notify()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._items and self._running:
+                    self._ready.wait()
+                if not self._running:
+                    self._items.clear()
+                    return
+                target, cdr, arrival = self._items.popleft()
+                self._bytes -= len(cdr)
+            if target.closed:
+                continue
+            try:
+                target.callback(cdr, arrival)
+            except Exception as exc:  # noqa: BLE001 - a bad callback must not stop the other topics
+                target.errors += 1
+                if target.errors == 1:
+                    print(f"egorec: callback for {target.name} failed: {exc!r}", file=sys.stderr)
