@@ -239,7 +239,7 @@ def _publisher(size: str, log: Path, qos_name: str) -> None:
     print(f"sent {len(lines)} messages; worst delivery behind schedule {worst / 1e6:.0f} ms", file=sys.stderr)
 
 
-def _ros_env(domain: int) -> tuple[dict[str, str] | None, str]:
+def _ros_env(domain: int, install: str | None) -> tuple[dict[str, str] | None, str]:
     """The environment of a ROS 2 user who sourced a colcon build of this checkout (built here,
     as the rclpy tests build it: the rig's own message types need it), or None and why not."""
     import egorec_ros
@@ -248,11 +248,13 @@ def _ros_env(domain: int) -> tuple[dict[str, str] | None, str]:
     reason = missing()
     if reason:
         return None, reason
-    base = Path(tempfile.mkdtemp(prefix="bench_ros_"))
-    t0 = time.monotonic()
-    install = build(base)
-    print(f"rclpy arm: colcon build of the checkout in {base} ({time.monotonic() - t0:.0f} s)")
-    return sourced_env(install, domain), ""
+    if install is None:
+        base = Path(tempfile.mkdtemp(prefix="bench_ros_"))
+        t0 = time.monotonic()
+        install = str(build(base))
+        print(f"rclpy arm: colcon build of the checkout in {base} ({time.monotonic() - t0:.0f} s; "
+              f"--ros-install {install} reuses it)")
+    return sourced_env(Path(install), domain), ""
 
 
 def _rosbag_baseline(ros_env: dict[str, str] | None) -> str:
@@ -272,6 +274,7 @@ def main() -> None:
                     help="reliable publishers and subscribers (default: best-effort publishers, as camera drivers)")
     ap.add_argument("--force-rcvbuf-mb", type=int, default=0,
                     help="experiment: force the subscribers' UDP receive buffers to this size (needs CAP_NET_ADMIN)")
+    ap.add_argument("--ros-install", help="a colcon install of this checkout to reuse (default: build one)")
     ap.add_argument("--role", choices=ROLES, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -290,7 +293,7 @@ def main() -> None:
     domain = 190 + os.getpid() % 10
     env = dict(os.environ, **loopback_env(domain))
     roles = {"bare": env, "recorder": env, "encoder": env}
-    ros_env, why_not = _ros_env(domain)
+    ros_env, why_not = _ros_env(domain, args.ros_install)
     if ros_env is None:
         print(f"rclpy arm skipped: {why_not}")
     else:
