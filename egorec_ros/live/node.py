@@ -73,6 +73,7 @@ class RecorderNode:
         self.live = LiveInput(rig, transport, self.recorder, source="live",
                               qos=RECORDER if config.qos is None else config.qos)
         self.episode_index = 0
+        self._closed = False
         self._prefix = "/" + config.name.strip("/")
         self._handles = [
             transport.serve(f"{self._prefix}/start", START, self._on_start),
@@ -106,6 +107,8 @@ class RecorderNode:
     def start(self, task: str = "", instruction: str = "") -> int:
         """Start an episode (in ``task``'s folder if given); returns the number it will have."""
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the recorder is shutting down")
             if self.recorder.status().recording:
                 raise RuntimeError(f"episode {self.episode_index} of task {self.task} is being recorded; stop it first")
             if task and task != self.task:
@@ -133,18 +136,20 @@ class RecorderNode:
             return index
 
     def close(self) -> None:
-        """Stop answering; commit the running episode; release the task folder."""
+        """Commit the running episode; release the task folder; stop answering. A stop or abort
+        being answered finishes first and its caller gets the reply (the services close last)."""
         self._running.clear()
-        for handle in self._handles:
-            handle.close()
         self._markers.put(None)
         self._marker_thread.join()
         self.live.close()
         with self._lock:
+            self._closed = True
             if self.recorder.status().recording:
                 self.stop()
             self.recorder.close()
             self._writer.close()
+        for handle in self._handles:
+            handle.close()
         self._status_thread.join()
 
     # ---- service and marker callbacks (transport thread) --------------------------------

@@ -74,13 +74,17 @@ class RclpyTransport:
         return _RawPublisher(self.node.create_publisher(get_message(msgtype), topic, ros_qos(qos)))
 
     def serve(self, service: str, srvtype: str, handler: ServiceHandler) -> _Handle:
+        """The handle's close() does not destroy the service: the executor sends a reply after
+        the handler returns, and destroying the service in between lost the reply of a stop that
+        was committing when Ctrl-C came (the client waited forever). The node's destroy_node(),
+        after the executor's shutdown() has waited for running callbacks, destroys it."""
         cls = get_service(srvtype)
 
         def answer(request, _response):
             return deserialize_message(handler(serialize_message(request)), cls.Response)
 
-        return _Handle(self.node.destroy_service,
-                       self.node.create_service(cls, service, answer, callback_group=self._group))
+        self.node.create_service(cls, service, answer, callback_group=self._group)
+        return _Handle(lambda _: None, None)
 
     def call(self, service: str, srvtype: str, request: bytes, timeout_s: float = 5.0) -> bytes:
         """Needs the node spun by an executor in another thread."""

@@ -1,5 +1,6 @@
 """RclpyTransport in-process (skipped without a sourced ROS 2): a slow callback does not cost
-samples, because the executor only queues them (keep-last histories are not overwritten)."""
+samples, because the executor only queues them (keep-last histories are not overwritten); a
+service call being answered when the service is closed (Ctrl-C during a stop) still gets its reply."""
 from __future__ import annotations
 
 import os
@@ -21,9 +22,64 @@ def _wait(pred, timeout=10.0):
     return pred()
 
 
-def test_a_slow_callback_does_not_cost_samples(monkeypatch):
+@pytest.fixture(autouse=True)
+def loopback(monkeypatch):
     for key, value in dict(loopback_env(150 + os.getpid() % 40), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
         monkeypatch.setenv(key, value)
+
+
+def _spun_node(name: str):
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    node = Node(name, context=context)
+    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    return context, node, executor
+
+
+def _stop(context, node, executor):
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def test_a_reply_in_progress_survives_closing_the_service():
+    """As RecorderNode.close() on Ctrl-C: the service is closed while its handler runs (a stop
+    committing); then the executor shuts down. The caller still gets the reply."""
+    from rclpy.serialization import serialize_message
+    from std_srvs.srv import Trigger
+
+    from egorec_ros.nodes.transport import RclpyTransport
+
+    entered, release = threading.Event(), threading.Event()
+
+    def handler(_request: bytes) -> bytes:
+        entered.set()
+        release.wait(30)
+        return serialize_message(Trigger.Response(success=True, message="committed"))
+
+    server, client = _spun_node("t8_server"), _spun_node("t8_client")
+    try:
+        handle = RclpyTransport(server[1]).serve("/t8/stop", "std_srvs/srv/Trigger", handler)
+        cli = client[1].create_client(Trigger, "/t8/stop")
+        assert cli.wait_for_service(timeout_sec=10)
+        future = cli.call_async(Trigger.Request())
+        assert entered.wait(10)
+        handle.close()
+        release.set()
+        _stop(*server)
+        assert _wait(future.done), "the reply was lost"
+        assert future.result().message == "committed"
+    finally:
+        release.set()
+        _stop(*client)
+
+
+def test_a_slow_callback_does_not_cost_samples():
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
     from std_msgs.msg import String
