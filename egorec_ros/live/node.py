@@ -20,9 +20,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from egorec_ros.assembly.assembler import AssemblyConfig
+from egorec_ros.assembly.counts import MEANINGS
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.converter.split import BOOL, STRING, marker_state
 from egorec_ros.messages.decode import deserialize
@@ -30,6 +31,7 @@ from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.live.input import LiveInput
 from egorec_ros.recorder.session import Recorder
+from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
@@ -121,9 +123,9 @@ class RecorderNode:
     def stop(self) -> tuple[int, int]:
         """Commit the running episode; (number, rows), number 0 when no row was built."""
         with self._lock:
-            result, _ = self.recorder.stop_episode()
+            result, report = self.recorder.stop_episode()
             if result is None:
-                self.log("stopped: no row was built (no video stream delivered); nothing written")
+                self.log(f"stopped: no row was built ({no_rows_reason(self.rig, report.streams)}); nothing written")
                 return 0, 0
             self.log(f"episode {result.number.index} of {self.task}: {result.rows} rows committed")
             return result.number.index, result.rows
@@ -288,6 +290,23 @@ class RecorderNode:
         return types[DIAG_STATUS](level=level, name=f"{self.config.name}: {what}", message=message,
                                   hardware_id=self.config.name,
                                   values=[types[KEY_VALUE](key=k, value=str(v)) for k, v in values.items()])
+
+
+def no_rows_reason(rig: Rig, streams: Mapping[str, Mapping[str, int]]) -> str:
+    """Why an episode built no row, from where its video samples went (the episode's counts):
+    "no video delivered" and "every frame came too late" need different fixes."""
+    fates: list[str] = []
+    kinds: set[str] = set()
+    for spec in rig.streams.values():
+        counts = streams.get(spec.id, {})
+        if spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH) and counts.get("received"):
+            fates.append(f"{spec.id}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+            kinds.update(k for k in counts if k not in ("received", "used"))
+    if not fates:
+        return "no video stream delivered a sample during the episode"
+    return ("video samples arrived but none made a row: " + "; ".join(fates) + " ("
+            + "; ".join(f"{k}: {MEANINGS[k]}" for k in sorted(kinds) if k in MEANINGS)
+            + "; stamps far behind the recorder's clock mean a publisher lagging or a clock apart)")
 
 
 def _sleep_until_stopped(running: threading.Event, seconds: float) -> bool:
