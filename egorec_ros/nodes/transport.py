@@ -21,7 +21,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rosidl_runtime_py.utilities import get_message, get_service
 
 from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
-from egorec_ros.transport.callback_queue import CallbackQueue, Target
+from egorec_ros.transport.callback_queue import STALE_NS, CallbackQueue, Target
 
 
 def ros_qos(qos: QoS) -> QoSProfile:
@@ -60,7 +60,7 @@ class RclpyTransport:
         self._callbacks = CallbackQueue(name="egorec-rclpy-callbacks")
 
     def subscribe(self, topic: str, msgtype: str, qos: QoS, callback: RawCallback) -> _Handle:
-        target = Target(topic, callback)
+        target = Target(topic, callback, stale_ns=STALE_NS)
         sub = self.node.create_subscription(get_message(msgtype), topic,
                                             lambda data: self._callbacks.put(target, data, time.time_ns()),
                                             ros_qos(qos), raw=True, callback_group=self._group)

@@ -6,18 +6,25 @@ silent loss, IMU first, as soon as the recorder is busy (measured by bench_trans
 the IMU lost by the rclpy recorder on a loaded machine, the bare subscriber 15 %). So the
 taking side only appends here (``put``: microseconds) and this queue's thread runs the callbacks,
 one at a time in arrival order. The queue is bounded in bytes: beyond it samples are dropped,
-counted per subscription and reported once, instead of memory growing without end.
+counted per subscription and reported once, instead of memory growing without end. And a topic
+sample waiting longer than ``STALE_NS`` is dropped (counted, reported once) instead of handed on:
+when the consumer is slower than the data for good (a starved recorder), a FIFO would otherwise
+hand on nothing but seconds-old samples — all of them too late for a row (the recorder built no
+row at all in bench_transport at load 20 on 2 cores) — where dropping the stale ones keeps the
+fresh ones usable. Service requests never go stale (``stale_ns=None``).
 """
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 
 from egorec_ros.transport.base import RawCallback
 
 MAX_PENDING_BYTES = 256 << 20      # ~2 s of Appendix B at 640x480
+STALE_NS = 1_000_000_000           # the recorder's rows wait 150 ms for their samples (latency_ms)
 
 
 @dataclass(eq=False)
@@ -27,7 +34,9 @@ class Target:
     name: str                      # the topic, for messages
     callback: RawCallback
     closed: bool = False           # set by the subscription's close(): queued samples are skipped
+    stale_ns: int | None = STALE_NS  # dropped when it waited longer (None: never, e.g. service requests)
     dropped: int = 0               # not queued: MAX_PENDING_BYTES were waiting
+    stale: int = 0                 # dropped after waiting longer than stale_ns
     errors: int = 0                # the callback raised
 
 
@@ -76,6 +85,12 @@ class CallbackQueue:
                 target, cdr, arrival = self._items.popleft()
                 self._bytes -= len(cdr)
             if target.closed:
+                continue
+            if target.stale_ns is not None and time.time_ns() - arrival > target.stale_ns:
+                target.stale += 1
+                if target.stale == 1:
+                    print(f"egorec: callbacks {target.stale_ns / 1e9:g} s behind: dropping stale samples of "
+                          f"{target.name} (counted)", file=sys.stderr)
                 continue
             try:
                 target.callback(cdr, arrival)

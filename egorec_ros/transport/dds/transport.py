@@ -23,7 +23,7 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
-from egorec_ros.transport.callback_queue import CallbackQueue, Target
+from egorec_ros.transport.callback_queue import STALE_NS, CallbackQueue, Target
 from egorec_ros.transport.dds.names import dds_topic, domain_id, ros_topic, ros_type
 from egorec_ros.transport.dds.rawio import ANY, take_raw, write_raw
 from egorec_ros.transport.dds.services import DdsClient, DdsService
@@ -80,7 +80,7 @@ class DdsTransport:
     # ---- interface ---------------------------------------------------------------------
 
     def subscribe(self, topic: str, msgtype: str, qos: QoS, callback: RawCallback) -> DdsSubscription:
-        return self.open_reader(dds_topic(topic), idl_type(msgtype), qos, callback)
+        return self.open_reader(dds_topic(topic), idl_type(msgtype), qos, callback, stale_ns=STALE_NS)
 
     def publisher(self, topic: str, msgtype: str, qos: QoS) -> DdsPublisher:
         return DdsPublisher(self.open_writer(dds_topic(topic), idl_type(msgtype), qos))
@@ -124,10 +124,12 @@ class DdsTransport:
 
     # ---- internals ---------------------------------------------------------------------
 
-    def open_reader(self, dds_name: str, idl: type, qos: QoS, callback: RawCallback) -> DdsSubscription:
-        """A reader of a DDS topic by its wire name; samples go to ``callback`` from the reader thread."""
+    def open_reader(self, dds_name: str, idl: type, qos: QoS, callback: RawCallback,
+                    stale_ns: int | None = None) -> DdsSubscription:
+        """A reader of a DDS topic by its wire name; samples go to ``callback`` from the callback
+        thread (``stale_ns``: see ``CallbackQueue``; None for service traffic)."""
         reader = DataReader(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
-        sub = DdsSubscription(reader, ReadCondition(reader, ANY), Target(dds_name, callback), self)
+        sub = DdsSubscription(reader, ReadCondition(reader, ANY), Target(dds_name, callback, stale_ns=stale_ns), self)
         with self._lock:
             self._subs.append(sub)
             self._waitset.attach(sub.condition)
