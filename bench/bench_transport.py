@@ -152,6 +152,7 @@ def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, 
     elapsed = time.monotonic() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     drops = udp_drops().drops
+    queue_drops = transport.callback_drops()
     transport.close()
     if spin is not None:
         executor.shutdown()
@@ -159,7 +160,7 @@ def _subscriber(role: str, size: str, seconds: float, out: Path, qos_name: str, 
         rclpy.try_shutdown()
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     out.write_text(json.dumps({"cpu_per_s": cpu / elapsed, "rows": rows, "elapsed": elapsed, "got": got,
-                               "kernel_drops": drops}))
+                               "kernel_drops": drops, "queue_drops": queue_drops}))
 
 
 def _encoder(size: str, out: Path) -> None:
@@ -352,7 +353,8 @@ def main() -> None:
         print(line)
     for role, res in results.items():
         print(f"{role:14s}: CPU {res['cpu_per_s']:.2f} s/s, UDP datagrams the kernel dropped (receive buffer full): "
-              f"{res['kernel_drops']}" + (f", {res['rows']} rows" if role.endswith("recorder") else ""))
+              f"{res['kernel_drops']}, samples dropped by the callback queue (stale > 1 s or full): "
+              f"{res['queue_drops']}" + (f", {res['rows']} rows" if role.endswith("recorder") else ""))
     # encoding per row set (5 videos), from the encoder process: a starved process encodes fewer
     # rows, so its CPU per second says nothing; its CPU per row does
     enc_per_row = encoder["cpu_per_s"] * encoder["elapsed"] / max(1, encoder["rows"])

@@ -70,6 +70,10 @@ class RclpyTransport:
         """Samples received and not yet handed to their callback."""
         return self._callbacks.pending()
 
+    def callback_drops(self) -> int:
+        """Samples taken but never handed on: the queue was full, or they went stale there."""
+        return self._callbacks.dropped
+
     def publisher(self, topic: str, msgtype: str, qos: QoS) -> _RawPublisher:
         return _RawPublisher(self.node.create_publisher(get_message(msgtype), topic, ros_qos(qos)))
 

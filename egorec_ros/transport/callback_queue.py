@@ -45,6 +45,7 @@ class CallbackQueue:
         self.max_bytes = max_bytes
         self._items: deque[tuple[Target, bytes, int]] = deque()
         self._bytes = 0
+        self.dropped = 0                # all subscriptions: not queued (full) or stale
         self._running = True
         self._ready = threading.Condition()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -54,6 +55,7 @@ class CallbackQueue:
         with self._ready:
             if self._bytes > self.max_bytes:
                 target.dropped += 1
+                self.dropped += 1
                 if target.dropped == 1:
                     print(f"egorec: callbacks {self.max_bytes >> 20} MB behind: dropping samples of "
                           f"{target.name} (counted)", file=sys.stderr)
@@ -88,6 +90,7 @@ class CallbackQueue:
                 continue
             if target.stale_ns is not None and time.time_ns() - arrival > target.stale_ns:
                 target.stale += 1
+                self.dropped += 1
                 if target.stale == 1:
                     print(f"egorec: callbacks {target.stale_ns / 1e9:g} s behind: dropping stale samples of "
                           f"{target.name} (counted)", file=sys.stderr)

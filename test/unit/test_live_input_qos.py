@@ -1,5 +1,5 @@
 """Which QoS each topic of a rig is subscribed with: the recorder profile keeps 50 samples of
-images and force matrices, 1000 of the small windowed streams (IMU, SLAM); a profile the user
+images and force matrices, 200 of the small windowed streams (IMU, SLAM); a profile the user
 chose is kept as is."""
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def test_bounded_in_order_skips_closed_and_survives_errors():
         queue.put(c, b"0123456789", 3)                      # 11 bytes queued: over the bound
         queue.put(c, b"dropped", 4)
         queue.put(a, b"dropped too", 5)
-        assert (a.dropped, c.dropped, queue.pending()) == (1, 1, 2)
+        assert (a.dropped, c.dropped, queue.dropped, queue.pending()) == (1, 1, 2, 2)
         release.set()
         assert _wait(lambda: queue.pending() == 0 and len(got) == 2)
         assert got == [(b"first", 1), (b"0123456789", 3)] and b.errors == 1
@@ -68,7 +68,7 @@ def test_stale_samples_are_dropped_and_counted_except_where_they_never_go_stale(
         time.sleep(0.3)                                     # "old" and "request" waited > 200 ms
         release.set()
         assert _wait(lambda: len(got) == 3)
-        assert got == [b"first", b"request", b"fresh"] and topic.stale == 1
+        assert got == [b"first", b"request", b"fresh"] and topic.stale == queue.dropped == 1
     finally:
         release.set()
         queue.close()

@@ -108,6 +108,10 @@ class DdsTransport:
         """Samples taken from DDS and not yet handed to their callback."""
         return self._callbacks.pending()
 
+    def callback_drops(self) -> int:
+        """Samples taken but never handed on: the queue was full, or they went stale there."""
+        return self._callbacks.dropped
+
     def close(self) -> None:
         if not self._running:
             return
