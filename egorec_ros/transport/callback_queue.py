@@ -54,11 +54,7 @@ class CallbackQueue:
     def put(self, target: Target, cdr: bytes, arrival_ns: int) -> None:
         with self._ready:
             if self._bytes > self.max_bytes:
-                target.dropped += 1
-                self.dropped += 1
-                if target.dropped == 1:
-                    print(f"egorec: callbacks {self.max_bytes >> 20} MB behind: dropping samples of "
-                          f"{target.name} (counted)", file=sys.stderr)
+                self._drop(target, stale=False, why=f"{self.max_bytes >> 20} MB behind")
                 return
             self._items.append((target, cdr, arrival_ns))
             self._bytes += len(cdr)
@@ -76,6 +72,17 @@ class CallbackQueue:
             self._ready.notify()
         self._thread.join()
 
+    def _drop(self, target: Target, *, stale: bool, why: str) -> None:
+        """Count a sample that is not handed on; say so at a subscription's first. Holds the lock."""
+        self.dropped += 1
+        if stale:
+            target.stale += 1
+        else:
+            target.dropped += 1
+        if (target.stale if stale else target.dropped) == 1:
+            print(f"egorec: callbacks {why}: dropping {'stale ' if stale else ''}samples of {target.name} (counted)",
+                  file=sys.stderr)
+
     def _run(self) -> None:
         while True:
             with self._ready:
@@ -86,15 +93,11 @@ class CallbackQueue:
                     return
                 target, cdr, arrival = self._items.popleft()
                 self._bytes -= len(cdr)
-            if target.closed:
-                continue
-            if target.stale_ns is not None and time.time_ns() - arrival > target.stale_ns:
-                target.stale += 1
-                self.dropped += 1
-                if target.stale == 1:
-                    print(f"egorec: callbacks {target.stale_ns / 1e9:g} s behind: dropping stale samples of "
-                          f"{target.name} (counted)", file=sys.stderr)
-                continue
+                if target.closed:
+                    continue
+                if target.stale_ns is not None and time.time_ns() - arrival > target.stale_ns:
+                    self._drop(target, stale=True, why=f"{target.stale_ns / 1e9:g} s behind")
+                    continue
             try:
                 target.callback(cdr, arrival)
             except Exception as exc:  # noqa: BLE001 - a bad callback must not stop the other topics
