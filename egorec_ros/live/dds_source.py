@@ -1,6 +1,7 @@
 """A recorder fed by DDS topics (no ROS needed): transport + live input, opened and closed together."""
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,6 +11,7 @@ from egorec_ros.bags.tap import BagTap
 from egorec_ros.live.input import LiveInput
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.model import Rig
+from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
 
 
 @contextmanager
@@ -19,6 +21,10 @@ def dds_input(rig: Rig, recorder: Recorder, *, domain: int | None = None,
     from egorec_ros.transport.dds import DdsTransport   # cyclonedds loads only when used
     tap = BagTap(bag) if bag else None
     transport = DdsTransport(domain)
+    advice = rcvbuf_advice(rmem_max())
+    if advice:
+        print(f"egorec: warning: {advice}", file=sys.stderr)
+    drops_before = udp_drops().drops
     try:
         live = LiveInput(rig, transport, recorder, source="dds", tap=tap)
         try:
@@ -26,7 +32,11 @@ def dds_input(rig: Rig, recorder: Recorder, *, domain: int | None = None,
         finally:
             live.close()
     finally:
+        drops = udp_drops().drops - drops_before
         transport.close()
+        if drops:
+            print(f"egorec: warning: the kernel dropped {drops} UDP datagrams on the DDS sockets while recording "
+                  "(socket receive buffer full): messages were lost before DDS saw them", file=sys.stderr)
         if tap is not None:
             tap.close()
 

@@ -24,8 +24,9 @@ from egorec_ros.messages.decode import Decoded, TopicDecoder
 from egorec_ros.messages.mapping import accepted_types
 from egorec_ros.messages.errors import PayloadError
 from egorec_ros.recorder.session import Recorder
+from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig, StreamSpec
-from egorec_ros.transport.base import RECORDER, QoS, Subscription, Transport
+from egorec_ros.transport.base import RECORDER, RECORDER_SMALL, QoS, Subscription, Transport
 
 MSG_TYPE_OPTION = "msg_type"
 Tap = Callable[[str, str, bytes, int], None]     # (topic, type, serialized message, arrival ns), e.g. a BagTap
@@ -72,6 +73,8 @@ class LiveInput:
         for decoder in self.decoders:
             spec = decoder.routes[0][0]
             topic_qos = qos.get(spec.id, RECORDER) if isinstance(qos, dict) else qos
+            if topic_qos == RECORDER and spec.kind in (StreamKind.IMU, StreamKind.TRAJECTORY):
+                topic_qos = RECORDER_SMALL
             self._subs.append(transport.subscribe(decoder.topic, decoder.typename, topic_qos,
                                                   partial(self.on_message, decoder)))
         self.topics = sorted(by_topic)

@@ -20,9 +20,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from egorec_ros.assembly.assembler import AssemblyConfig
+from egorec_ros.assembly.counts import MEANINGS
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.converter.split import BOOL, STRING, marker_state
 from egorec_ros.messages.decode import deserialize
@@ -30,9 +31,11 @@ from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.live.input import LiveInput
 from egorec_ros.recorder.session import Recorder
+from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
+from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
 
 START, STOP = "egorec_ros/srv/Start", "egorec_ros/srv/Stop"
 STATUS = "egorec_ros/msg/RecorderStatus"
@@ -72,6 +75,7 @@ class RecorderNode:
         self.live = LiveInput(rig, transport, self.recorder, source="live",
                               qos=RECORDER if config.qos is None else config.qos)
         self.episode_index = 0
+        self._closed = False
         self._prefix = "/" + config.name.strip("/")
         self._handles = [
             transport.serve(f"{self._prefix}/start", START, self._on_start),
@@ -86,6 +90,11 @@ class RecorderNode:
         self._diag_pub = transport.publisher(DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY, DEFAULT)
         self._last_received: Counter[str] = Counter()
         self._last_status = time.monotonic()
+        # the kernel's drops on this process's DDS sockets: images lost before DDS sees them
+        self._udp_drops_at_start = self._udp_drops = udp_drops().drops
+        advice = rcvbuf_advice(rmem_max())
+        if advice:
+            self.log(f"warning: {advice}")
         self._running = threading.Event()
         self._running.set()
         self._status_thread = threading.Thread(target=self._status_loop, name="egorec-status", daemon=True)
@@ -100,6 +109,8 @@ class RecorderNode:
     def start(self, task: str = "", instruction: str = "") -> int:
         """Start an episode (in ``task``'s folder if given); returns the number it will have."""
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the recorder is shutting down")
             if self.recorder.status().recording:
                 raise RuntimeError(f"episode {self.episode_index} of task {self.task} is being recorded; stop it first")
             if task and task != self.task:
@@ -112,9 +123,9 @@ class RecorderNode:
     def stop(self) -> tuple[int, int]:
         """Commit the running episode; (number, rows), number 0 when no row was built."""
         with self._lock:
-            result, _ = self.recorder.stop_episode()
+            result, report = self.recorder.stop_episode()
             if result is None:
-                self.log("stopped: no row was built (no video stream delivered); nothing written")
+                self.log(f"stopped: no row was built ({no_rows_reason(self.rig, report.streams)}); nothing written")
                 return 0, 0
             self.log(f"episode {result.number.index} of {self.task}: {result.rows} rows committed")
             return result.number.index, result.rows
@@ -127,18 +138,20 @@ class RecorderNode:
             return index
 
     def close(self) -> None:
-        """Stop answering; commit the running episode; release the task folder."""
+        """Commit the running episode; release the task folder; stop answering. A stop or abort
+        being answered finishes first and its caller gets the reply (the services close last)."""
         self._running.clear()
-        for handle in self._handles:
-            handle.close()
         self._markers.put(None)
         self._marker_thread.join()
         self.live.close()
         with self._lock:
+            self._closed = True
             if self.recorder.status().recording:
                 self.stop()
             self.recorder.close()
             self._writer.close()
+        for handle in self._handles:
+            handle.close()
         self._status_thread.join()
 
     # ---- service and marker callbacks (transport thread) --------------------------------
@@ -239,12 +252,26 @@ class RecorderNode:
                                   encoder_backlog=backlog, encoder_backlog_key=key, free_disk_gb=free_gb,
                                   streams=streams)
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
-        level = WARN if free_gb < LOW_DISK_GB else OK
+        drops, new_drops = self._udp_drops_since_last()
+        level = WARN if free_gb < LOW_DISK_GB or new_drops else OK
         diags.insert(0, self._diagnostic(level, "recorder", f"{'recording' if status.recording else 'idle'}; "
-                                         f"{free_gb:.1f} GB free" + (" (low)" if level else ""),
-                                         task=self.task, rows=status.rows, encoder_backlog=backlog))
+                                         f"{free_gb:.1f} GB free" + (" (low)" if free_gb < LOW_DISK_GB else "")
+                                         + (f"; {new_drops} UDP datagrams dropped by the kernel (socket receive "
+                                            "buffer full: messages lost)" if new_drops else ""),
+                                         task=self.task, rows=status.rows, encoder_backlog=backlog,
+                                         udp_drops=drops))
         array = store.types[DIAGNOSTIC_ARRAY](header=header, status=diags)
         self._diag_pub.publish(bytes(store.serialize_cdr(array, DIAGNOSTIC_ARRAY)))
+
+    def _udp_drops_since_last(self) -> tuple[int, int]:
+        """(drops since the node started, drops since the last status); logged when they grow."""
+        now = udp_drops().drops
+        new, self._udp_drops = now - self._udp_drops, now
+        if new:
+            self.log(f"warning: the kernel dropped {new} UDP datagrams on the DDS sockets (receive buffer full): "
+                     f"messages lost before DDS saw them; {now - self._udp_drops_at_start} since start"
+                     + (f"; {rcvbuf_advice(rmem_max())}" if rcvbuf_advice(rmem_max()) else ""))
+        return now - self._udp_drops_at_start, new
 
     def _stream_diagnostic(self, spec, age: float, rate: float, invalid: int, dropped: int):
         if age < 0:
@@ -263,6 +290,23 @@ class RecorderNode:
         return types[DIAG_STATUS](level=level, name=f"{self.config.name}: {what}", message=message,
                                   hardware_id=self.config.name,
                                   values=[types[KEY_VALUE](key=k, value=str(v)) for k, v in values.items()])
+
+
+def no_rows_reason(rig: Rig, streams: Mapping[str, Mapping[str, int]]) -> str:
+    """Why an episode built no row, from where its video samples went (the episode's counts):
+    "no video delivered" and "every frame came too late" need different fixes."""
+    fates: list[str] = []
+    kinds: set[str] = set()
+    for spec in rig.streams.values():
+        counts = streams.get(spec.id, {})
+        if spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH) and counts.get("received"):
+            fates.append(f"{spec.id}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+            kinds.update(k for k in counts if k not in ("received", "used"))
+    if not fates:
+        return "no video stream delivered a sample during the episode"
+    return ("video samples arrived but none made a row: " + "; ".join(fates) + " ("
+            + "; ".join(f"{k}: {MEANINGS[k]}" for k in sorted(kinds) if k in MEANINGS)
+            + "; stamps far behind the recorder's clock mean a publisher lagging or a clock apart)")
 
 
 def _sleep_until_stopped(running: threading.Event, seconds: float) -> bool:

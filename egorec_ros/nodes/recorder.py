@@ -21,10 +21,18 @@ def main(args: list[str] | None = None) -> None:
     params = declare(node, RECORDER_DEFAULTS)
     rig = rig_param(params["rig"], params["size"])
     config = recorder_config(node, params, rig)
-    recorder = RecorderNode(rig, RclpyTransport(node), config, log=node.get_logger().info)
+    transport = RclpyTransport(node)
+    recorder = RecorderNode(rig, transport, config, log=node.get_logger().info)
     node.get_logger().info(f"rig {rig.name}: {len(recorder.live.topics)} topics; episodes go to "
                            f"{config.out / recorder.task}; call {config.name}/start")
-    spin_until_stopped(node, stop, recorder.close)
+
+    def on_stop() -> None:
+        try:
+            recorder.close()
+        finally:
+            transport.close()
+
+    spin_until_stopped(node, stop, on_stop)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 (``Publisher.publish(bytes)`` -> ``publish_raw``), services, graph info.
 
 Messages never become Python message objects on the hot path: the recorder decodes the
-CDR with rosbags exactly as it decodes bags. Services are the exception (rclpy hands them
+CDR with rosbags exactly as it decodes bags. A subscription's executor callback only queues
+the sample (``CallbackQueue``): the executor keeps taking while the recorder is busy, so the
+keep-last reader histories are not overwritten. Services are the exception (rclpy hands them
 over as objects): they are converted with ``serialize_message`` / ``deserialize_message``,
 a few bytes per call.
 """
@@ -19,6 +21,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rosidl_runtime_py.utilities import get_message, get_service
 
 from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
+from egorec_ros.transport.callback_queue import STALE_NS, CallbackQueue, Target
 
 
 def ros_qos(qos: QoS) -> QoSProfile:
@@ -38,10 +41,12 @@ class _RawPublisher:
 
 
 class _Handle:
-    def __init__(self, destroy: Any, entity: Any) -> None:
-        self._destroy, self._entity = destroy, entity
+    def __init__(self, destroy: Any, entity: Any, target: Target | None = None) -> None:
+        self._destroy, self._entity, self._target = destroy, entity, target
 
     def close(self) -> None:
+        if self._target is not None:
+            self._target.closed = True
         self._destroy(self._entity)
 
 
@@ -52,24 +57,38 @@ class RclpyTransport:
     def __init__(self, node: Node) -> None:
         self.node = node
         self._group = ReentrantCallbackGroup()
+        self._callbacks = CallbackQueue(name="egorec-rclpy-callbacks")
 
     def subscribe(self, topic: str, msgtype: str, qos: QoS, callback: RawCallback) -> _Handle:
+        target = Target(topic, callback, stale_ns=STALE_NS)
         sub = self.node.create_subscription(get_message(msgtype), topic,
-                                            lambda data: callback(data, time.time_ns()), ros_qos(qos),
-                                            raw=True, callback_group=self._group)
-        return _Handle(self.node.destroy_subscription, sub)
+                                            lambda data: self._callbacks.put(target, data, time.time_ns()),
+                                            ros_qos(qos), raw=True, callback_group=self._group)
+        return _Handle(self.node.destroy_subscription, sub, target)
+
+    def pending(self) -> int:
+        """Samples received and not yet handed to their callback."""
+        return self._callbacks.pending()
+
+    def callback_drops(self) -> int:
+        """Samples taken but never handed on: the queue was full, or they went stale there."""
+        return self._callbacks.dropped
 
     def publisher(self, topic: str, msgtype: str, qos: QoS) -> _RawPublisher:
         return _RawPublisher(self.node.create_publisher(get_message(msgtype), topic, ros_qos(qos)))
 
     def serve(self, service: str, srvtype: str, handler: ServiceHandler) -> _Handle:
+        """The handle's close() does not destroy the service: the executor sends a reply after
+        the handler returns, and destroying the service in between lost the reply of a stop that
+        was committing when Ctrl-C came (the client waited forever). The node's destroy_node(),
+        after the executor's shutdown() has waited for running callbacks, destroys it."""
         cls = get_service(srvtype)
 
         def answer(request, _response):
             return deserialize_message(handler(serialize_message(request)), cls.Response)
 
-        return _Handle(self.node.destroy_service,
-                       self.node.create_service(cls, service, answer, callback_group=self._group))
+        self.node.create_service(cls, service, answer, callback_group=self._group)
+        return _Handle(lambda _: None, None)
 
     def call(self, service: str, srvtype: str, request: bytes, timeout_s: float = 5.0) -> bytes:
         """Needs the node spun by an executor in another thread."""
@@ -91,4 +110,5 @@ class RclpyTransport:
         return {name: sorted(types) for name, types in self.node.get_topic_names_and_types()}
 
     def close(self) -> None:
-        """Entities go with the node (``node.destroy_node()``)."""
+        """Stops handing samples on; the entities go with the node (``node.destroy_node()``)."""
+        self._callbacks.close()

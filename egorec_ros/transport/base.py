@@ -37,6 +37,11 @@ SENSOR_DATA = QoS("best_effort", 5, "volatile")     # rmw_qos_profile_sensor_dat
 # A best-effort subscriber matches reliable and best-effort publishers alike (a reliable
 # one would not match realsense2_camera's best-effort images); the depth absorbs bursts.
 RECORDER = QoS("best_effort", 50, "volatile")
+# Windowed streams (IMU, SLAM trajectories: every sample is a value in a row; small messages)
+# keep 200 samples under the recorder profile: 2 s at 100 Hz, where 50 (0.5 s) was less than an
+# rclpy executor falls behind on a busy machine (bench_transport, load 15 on 2 cores: a bare rclpy
+# subscriber lost 33 % of the IMU at depth 50, images 0 %). Deeper would only hand on older samples.
+RECORDER_SMALL = QoS("best_effort", 200, "volatile")
 LATCHED = QoS("reliable", 1, "transient_local")     # the last value reaches late joiners (like /tf_static)
 
 PROFILES = {"default": DEFAULT, "sensor_data": SENSOR_DATA, "recorder": RECORDER, "latched": LATCHED}

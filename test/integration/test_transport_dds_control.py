@@ -87,6 +87,8 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             assert watch.wait(lambda s: s.state == "recording" and s.rows > 20)
             assert "rows committed" in ctl(dds_env, "stop")
             assert watch.wait(streams_fresh)
+            recorder_entry = watch.diagnostics[-1][1].status[0]     # the kernel's drops on its DDS sockets
+            assert int({kv.key: kv.value for kv in recorder_entry.values}["udp_drops"]) >= 0
             assert "episode_index 2" in ctl(dds_env, "start")
             time.sleep(1.0)
             assert "discarded" in ctl(dds_env, "abort")

@@ -3,14 +3,14 @@
 Topics are ``rt/<topic>``, types ``pkg::msg::dds_::Type_`` derived from the message
 definitions, samples plain CDR (XCDR1), the domain is ``ROS_DOMAIN_ID`` and the Cyclone
 configuration comes from ``CYCLONEDDS_URI`` as for ROS. One thread waits on every
-reader and hands the serialized samples to the callbacks with their arrival time.
+reader and takes the serialized samples with their arrival time into a ``CallbackQueue``,
+whose thread hands them to the callbacks: taking never waits for a callback (see there why).
 """
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
@@ -23,6 +23,7 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from egorec_ros.transport.base import QoS, RawCallback, ServiceHandler
+from egorec_ros.transport.callback_queue import STALE_NS, CallbackQueue, Target
 from egorec_ros.transport.dds.names import dds_topic, domain_id, ros_topic, ros_type
 from egorec_ros.transport.dds.rawio import ANY, take_raw, write_raw
 from egorec_ros.transport.dds.services import DdsClient, DdsService
@@ -52,10 +53,8 @@ class DdsPublisher:
 class DdsSubscription:
     reader: DataReader
     condition: ReadCondition
-    callback: RawCallback
+    target: Target
     owner: DdsTransport
-    errors: int = 0
-    closed: bool = field(default=False)
 
     def close(self) -> None:
         self.owner._unsubscribe(self)
@@ -74,13 +73,14 @@ class DdsTransport:
         self._waitset.attach(self._wake)
         self._graph: BuiltinDataReader | None = None
         self._running = True
+        self._callbacks = CallbackQueue(name="egorec-dds-callbacks")
         self._thread = threading.Thread(target=self._loop, name="egorec-dds", daemon=True)
         self._thread.start()
 
     # ---- interface ---------------------------------------------------------------------
 
     def subscribe(self, topic: str, msgtype: str, qos: QoS, callback: RawCallback) -> DdsSubscription:
-        return self.open_reader(dds_topic(topic), idl_type(msgtype), qos, callback)
+        return self.open_reader(dds_topic(topic), idl_type(msgtype), qos, callback, stale_ns=STALE_NS)
 
     def publisher(self, topic: str, msgtype: str, qos: QoS) -> DdsPublisher:
         return DdsPublisher(self.open_writer(dds_topic(topic), idl_type(msgtype), qos))
@@ -104,12 +104,21 @@ class DdsTransport:
                 found.setdefault(name, set()).add(typ)
         return {k: sorted(v) for k, v in sorted(found.items())}
 
+    def pending(self) -> int:
+        """Samples taken from DDS and not yet handed to their callback."""
+        return self._callbacks.pending()
+
+    def callback_drops(self) -> int:
+        """Samples taken but never handed on: the queue was full, or they went stale there."""
+        return self._callbacks.dropped
+
     def close(self) -> None:
         if not self._running:
             return
         self._running = False
         self._wake.set(True)
         self._thread.join()
+        self._callbacks.close()
 
     def __enter__(self) -> DdsTransport:
         return self
@@ -119,10 +128,12 @@ class DdsTransport:
 
     # ---- internals ---------------------------------------------------------------------
 
-    def open_reader(self, dds_name: str, idl: type, qos: QoS, callback: RawCallback) -> DdsSubscription:
-        """A reader of a DDS topic by its wire name; samples go to ``callback`` from the reader thread."""
+    def open_reader(self, dds_name: str, idl: type, qos: QoS, callback: RawCallback,
+                    stale_ns: int | None = None) -> DdsSubscription:
+        """A reader of a DDS topic by its wire name; samples go to ``callback`` from the callback
+        thread (``stale_ns``: see ``CallbackQueue``; None for service traffic)."""
         reader = DataReader(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
-        sub = DdsSubscription(reader, ReadCondition(reader, ANY), callback, self)
+        sub = DdsSubscription(reader, ReadCondition(reader, ANY), Target(dds_name, callback, stale_ns=stale_ns), self)
         with self._lock:
             self._subs.append(sub)
             self._waitset.attach(sub.condition)
@@ -140,9 +151,9 @@ class DdsTransport:
 
     def _unsubscribe(self, sub: DdsSubscription) -> None:
         with self._lock:
-            if sub.closed:
+            if sub.target.closed:
                 return
-            sub.closed = True
+            sub.target.closed = True
             self._subs.remove(sub)
             self._waitset.detach(sub.condition)
 
@@ -155,11 +166,4 @@ class DdsTransport:
                 samples = take_raw(sub.reader._ref)
                 now = time.time_ns()
                 for cdr in samples:
-                    try:
-                        sub.callback(cdr, now)
-                    except Exception as exc:  # noqa: BLE001 - a bad callback must not stop the other topics
-                        sub.errors += 1
-                        if sub.errors == 1:
-                            print(f"egorec dds: callback for {sub.reader.topic.name} failed: {exc!r}",
-                                  file=sys.stderr)
-
+                    self._callbacks.put(sub.target, cdr, now)
