@@ -18,11 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from egorec_ros.drivers.glove_seats import GloveRefused, GloveSeats
-from egorec_ros.live.driver_diagnostics import diagnostic_array, driver_status, not_in_rig, not_running
+from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC, diagnostic_array
+from egorec_ros.live.driver_diagnostics import driver_status, not_in_rig, not_running
 from egorec_ros.live.driver_plan import Plan, Start
 from egorec_ros.live.driver_publish import TransportPublish
 from egorec_ros.live.driver_start import build
-from egorec_ros.live.node import DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC
 from egorec_ros.rig.compile import RigError
 from egorec_ros.rig.model import Rig
 from egorec_ros.transport.base import DEFAULT, Transport

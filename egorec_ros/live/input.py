@@ -16,17 +16,19 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from egorec_ros.converter.clocks import HEADER, StreamClock, stamp_option
 from egorec_ros.messages.context import MessageContext
 from egorec_ros.messages.decode import Decoded, TopicDecoder
 from egorec_ros.messages.mapping import accepted_types
 from egorec_ros.messages.errors import PayloadError
-from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig, StreamSpec
 from egorec_ros.transport.base import RECORDER, RECORDER_SMALL, QoS, Subscription, Transport
+
+if TYPE_CHECKING:   # only a type here: a drivers process asking stream_msgtype() loads no pyarrow/PyAV
+    from egorec_ros.recorder.session import Recorder
 
 MSG_TYPE_OPTION = "msg_type"
 Tap = Callable[[str, str, bytes, int], None]     # (topic, type, serialized message, arrival ns), e.g. a BagTap

@@ -29,6 +29,8 @@ from egorec_ros.converter.split import BOOL, STRING, marker_state
 from egorec_ros.messages.decode import deserialize
 from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
+from egorec_ros.live.diagnostics import (DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC, ERROR, OK, STALE, WARN,
+                                         diagnostic_array, diagnostic_status)
 from egorec_ros.live.input import LiveInput
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.kinds import StreamKind
@@ -40,9 +42,6 @@ from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
 START, STOP = "egorec_ros/srv/Start", "egorec_ros/srv/Stop"
 STATUS = "egorec_ros/msg/RecorderStatus"
 STREAM_STATUS = "egorec_ros/msg/StreamStatus"
-DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY = "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray"
-DIAG_STATUS, KEY_VALUE = "diagnostic_msgs/msg/DiagnosticStatus", "diagnostic_msgs/msg/KeyValue"
-OK, WARN, ERROR, STALE = 0, 1, 2, 3
 DEFAULT_NAME = "egorec_recorder"
 LOW_DISK_GB = 5.0
 
@@ -260,8 +259,7 @@ class RecorderNode:
                                             "buffer full: messages lost)" if new_drops else ""),
                                          task=self.task, rows=status.rows, encoder_backlog=backlog,
                                          udp_drops=drops))
-        array = store.types[DIAGNOSTIC_ARRAY](header=header, status=diags)
-        self._diag_pub.publish(bytes(store.serialize_cdr(array, DIAGNOSTIC_ARRAY)))
+        self._diag_pub.publish(diagnostic_array(now_ns, self.config.name, diags))
 
     def _udp_drops_since_last(self) -> tuple[int, int]:
         """(drops since the node started, drops since the last status); logged when they grow."""
@@ -286,10 +284,7 @@ class RecorderNode:
                                 last_sample_age_s=f"{age:.2f}", invalid=invalid, dropped=dropped)
 
     def _diagnostic(self, level: int, what: str, message: str, **values):
-        types = self._store.types
-        return types[DIAG_STATUS](level=level, name=f"{self.config.name}: {what}", message=message,
-                                  hardware_id=self.config.name,
-                                  values=[types[KEY_VALUE](key=k, value=str(v)) for k, v in values.items()])
+        return diagnostic_status(level, f"{self.config.name}: {what}", message, self.config.name, values)
 
 
 def no_rows_reason(rig: Rig, streams: Mapping[str, Mapping[str, int]]) -> str:

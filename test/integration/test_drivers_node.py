@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from egorec_ros.dataset.task import Task
-from egorec_ros.live.node import DIAGNOSTIC_ARRAY
+from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.rig.load import load_rig
 from egorec_ros.transport.base import RECORDER

@@ -15,7 +15,8 @@ import pytest
 
 from egorec_ros.dataset.task import Task
 from egorec_ros.messages.typestores import ros2_typestore
-from egorec_ros.live.node import DIAGNOSTIC_ARRAY, ERROR, OK, STATUS
+from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, ERROR, OK
+from egorec_ros.live.node import STATUS
 from egorec_ros.transport.base import DEFAULT, RECORDER
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
