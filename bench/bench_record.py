@@ -17,8 +17,9 @@
    force matrices, zstd), so a second bound adds it: a thread per stream plus one thread
    writing the pipeline's own data table (read back from its parquet, so the same
    columns and values; row groups cycled from the first ``BOUND_GROUPS`` to keep memory
-   small) with one plain ``pq.write_table`` call and the writer's own ``parquet_options``
-   (zstd; the cheapest options known, so the bound drops whenever they get cheaper).
+   small) with one plain ``pq.write_table`` call: zstd (DESIGN), nothing optional (no
+   dictionary, no statistics), big write batches; fixed here, independent of the
+   recorder's own ``parquet_options``, so the bound cannot move with the recorder.
    CPU seconds of the process (all
    threads) are printed beside the wall clock: on a shared machine they are steadier.
    Pictures are rendered before timing (the simulator's moving scene, 30 distinct frames
@@ -61,7 +62,6 @@ from egorec_ros.assembly.sample import Sample
 from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
 from egorec_ros.codecs.video import VideoCodec, encoder_settings
 from egorec_ros.recorder.replay import record_samples
-from egorec_ros.rig.declare import declaration
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.load import load_rig
@@ -73,12 +73,13 @@ from egorec_ros.sim.live import LiveRig
 from bench_video import bare_pyav
 from egorec_ros.sim.replay import DEFAULT_START_NS, simulate
 from egorec_ros.store import TaskWriter
-from egorec_ros.store.row_sink import parquet_options
 
 RIGS = ("uvc_pair", "d435_single", "gripper_single", "appendix_b")
 POOL = 30            # distinct rendered pictures per stream (one second), cycled
 MATRIX_POOL = 32     # distinct force matrices per stream, cycled (an hour of them would not fit in memory)
 BOUND_GROUPS = 4     # distinct row groups of the pipeline's data table the parquet bound cycles
+BOUND_PARQUET = {"compression": "zstd", "use_dictionary": False, "write_statistics": False,
+                 "write_batch_size": 1 << 16}   # the least work that writes the layout's data parquet
 FIT_CORES = 0.8      # share of the cores a rig may need at 30 rows/s to count as fitting real time
 VGA = (640, 480)
 FPS = Fraction(30)
@@ -194,14 +195,14 @@ def plain_pyav(path: Path, frames: list[np.ndarray], depth: bool, codec: VideoCo
     bare_pyav(path, settings, width, height, frames, to_frame)
 
 
-def plain_parquet(path: Path, groups: list[pa.Table], rows: int, options: dict) -> None:
+def plain_parquet(path: Path, groups: list[pa.Table], rows: int) -> None:
     """``rows`` rows of ``groups`` (cycled) written by one plain pq.write_table call."""
     parts, k = [], 0
     while rows > 0:
         part = groups[k % len(groups)].slice(0, rows)
         parts.append(part)
         rows, k = rows - part.num_rows, k + 1
-    pq.write_table(pa.concat_tables(parts), path, row_group_size=groups[0].num_rows, **options)
+    pq.write_table(pa.concat_tables(parts), path, row_group_size=groups[0].num_rows, **BOUND_PARQUET)
 
 
 def pyav_seconds(tmp: Path, rig: Rig, frames: dict[str, list[np.ndarray]], threaded: bool,
@@ -213,9 +214,7 @@ def pyav_seconds(tmp: Path, rig: Rig, frames: dict[str, list[np.ndarray]], threa
     jobs: list[tuple[Any, tuple]] = [(plain_pyav, (tmp / f"plain_{key}.mp4", f, key in depth, codec))
                                      for key, f in frames.items()]
     if data is not None:
-        specs = [c for c in declaration(rig).columns if c.name in data[0].column_names]
-        jobs.append((plain_parquet, (tmp / "plain.parquet", data, len(next(iter(frames.values()))),
-                                     parquet_options(specs))))
+        jobs.append((plain_parquet, (tmp / "plain.parquet", data, len(next(iter(frames.values()))))))
     t, cpu = time.perf_counter(), time.process_time()
     if threaded:
         threads = [threading.Thread(target=fn, args=args) for fn, args in jobs]
@@ -286,7 +285,7 @@ def against_plain_pyav(rig: Rig, seconds: float, label: str, repeats: int) -> No
           f"{rows / best['threads']:6.1f} rows/s   lower bound = the {'serial' if bound == best['serial'] else 'threaded'}"
           f"   CPU {cpu['threads'] / rows * 1e3:.1f} ms per row")
     print(f"    + data parquet {rows / best['threads+parquet']:5.1f} rows/s   CPU "
-          f"{cpu['threads+parquet'] / rows * 1e3:.1f} ms per row (threads + one pq.write_table, parquet_options)")
+          f"{cpu['threads+parquet'] / rows * 1e3:.1f} ms per row (threads + one plain pq.write_table)")
     for name in ("pipeline", "video only"):
         print(f"    {name:13} {rows / best[name]:6.1f} rows/s   CPU {cpu[name] / rows * 1e3:.1f} ms per row   "
               f"/ encode-only bound: wall {best[name] / bound:.2f} CPU {cpu[name] / cpu['threads']:.2f}"
