@@ -20,8 +20,8 @@
    small) with one plain ``pq.write_table`` call: zstd (DESIGN), nothing optional (no
    dictionary, no statistics), big write batches; fixed here, independent of the
    recorder's own ``parquet_options``, so the bound cannot move with the recorder.
-   CPU seconds of the process (all
-   threads) are printed beside the wall clock: on a shared machine they are steadier.
+   CPU seconds of the process (all threads) are printed beside the wall clock: on a
+   shared machine they are steadier.
    Pictures are rendered before timing (the simulator's moving scene, 30 distinct frames
    per stream, then cycled), so neither side pays for rendering. The machine may be
    shared: the runs alternate and each figure is the best of ``--repeats`` (use 3 on a
