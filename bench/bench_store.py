@@ -12,14 +12,15 @@ simulated before timing and cycled to make ``--seconds`` of episode.
    the whole process (all threads).
 2. The same rows as one Arrow table through plain ``pq.write_table`` (zstd).
 3. What the row sink does per row group, step by step, on one thread (first 20 s).
-4. Parquet writer options on the force matrix columns of the first 5 s (A/B, best of
-   2 rounds, interleaved).
+4. Parquet writer options on the force matrix columns of the first 5 s (A/B, median
+   and best of ``--rounds`` interleaved rounds).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import io
+import os
 import resource
 import shutil
 import tempfile
@@ -53,6 +54,10 @@ OPTION_VARIANTS: dict[str, dict] = {   # changes to parquet_options() tried on t
     "data_page_size 8 MB": {"data_page_size": 8 << 20},
     "default write_batch_size": {"write_batch_size": None},
     "non-nullable list items": {"non_nullable_items": True},
+    "zstd level -1": {"compression_level": -1},
+    "data_page_size 16 MB": {"data_page_size": 16 << 20},
+    "write_batch_size 1 M": {"write_batch_size": 1 << 20},
+    "system memory pool": {"memory_pool": pa.system_memory_pool()},
 }
 
 
@@ -170,8 +175,8 @@ def breakdown(pool: list[dict], decl: Declaration, n: int, present: list[str],
     return [(label, *cpu_of(fn)[:2]) for label, fn in steps]
 
 
-def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 2) -> dict[str, tuple[float, int]]:
-    """Best-of-``rounds`` CPU s and bytes of writing only the force matrix columns of ``groups``."""
+def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 3) -> dict[str, tuple[float, float, int]]:
+    """(median, best) CPU s of ``rounds`` runs and bytes of writing only the force matrix columns."""
     names = [c for c in groups[0].column_names if c.endswith("_force_matrix")]
     specs = [decl.column(c) for c in names]
     plain = [t.select(names) for t in groups]
@@ -179,7 +184,8 @@ def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 2) 
     required = pa.schema([pa.field(c, pa.list_(item)) for c in names])
     strict = [pa.Table.from_arrays([col.cast(required.field(c).type) for c, col in zip(names, t.columns)],
                                    schema=required) for t in plain]
-    best = {k: (float("inf"), 0) for k in OPTION_VARIANTS}
+    runs: dict[str, list[float]] = {k: [] for k in OPTION_VARIANTS}
+    sizes: dict[str, int] = {}
     for _ in range(rounds):
         for label, change in OPTION_VARIANTS.items():
             change = dict(change)
@@ -191,9 +197,9 @@ def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 2) 
                 with pq.ParquetWriter(buf, tables[0].schema, **options) as w:  # noqa: B023 (called at once)
                     for t in tables:  # noqa: B023
                         w.write_table(t, row_group_size=t.num_rows)
-            cpu = cpu_of(write)[0]
-            best[label] = (min(best[label][0], cpu), len(buf.getvalue()))
-    return best
+            runs[label].append(cpu_of(write)[0])
+            sizes[label] = len(buf.getvalue())
+    return {k: (float(np.median(v)), min(v), sizes[k]) for k, v in runs.items()}
 
 
 def main() -> None:
@@ -201,10 +207,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0, help="episode length (default 60)")
     parser.add_argument("--pool", type=float, default=10.0, help="seconds of simulated rows to cycle (default 10)")
     parser.add_argument("--keep", type=Path, help="write the task dir here and keep it")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the option A/B (default 3)")
     args = parser.parse_args()
     secs = args.seconds
 
     t0 = time.perf_counter()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     pool, decl = simulated_rows(min(args.pool, secs))
     n = int(round(secs * decl.fps))
     matrices = sum(1 for r in pool for k, v in r.items() if k.endswith("_force_matrix") and v is not None)
@@ -243,9 +251,11 @@ def main() -> None:
 
         sample = groups[:max(1, int(np.ceil(5 * decl.fps / group_rows(pool))))]
         sample_s = sum(t.num_rows for t in sample) / decl.fps
-        print(f"\n4. parquet options, force matrix columns of the first {sample_s:.0f} s only (best of 2):")
-        for label, (cpu, size) in option_variants(sample, decl).items():
-            print(f"   {label:30s} {cpu:6.2f} s = {100 * cpu / sample_s:5.1f} % of one core  {size / 1e6:6.1f} MB")
+        print(f"\n4. parquet options, force matrix columns of the first {sample_s:.0f} s only "
+              f"(median / best of {args.rounds}, load average {os.getloadavg()[0]:.1f}):")
+        for label, (cpu, low, size) in option_variants(sample, decl, args.rounds).items():
+            print(f"   {label:30s} {cpu:6.2f} s / {low:5.2f} s = {100 * cpu / sample_s:5.1f} % of one core  "
+                  f"{size / 1e6:6.1f} MB")
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
