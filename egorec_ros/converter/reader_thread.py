@@ -11,8 +11,10 @@ whatever the reader had fetched ahead when the consumer stopped.
 Lifetime: ``close`` (or leaving ``with``) stops the thread and closes the source iterator
 on it before returning, so the bag can be closed right after. An exception of the
 source is re-raised in the consumer, after the items read before it, as the same object
-(its message, traceback and ``__cause__`` intact). Memory: at most ``depth`` batches of
-``batch`` items wait in the queue, plus the one being filled and the one being consumed.
+(its message, traceback and ``__cause__`` intact). Memory: at most ``depth`` batches wait
+in the queue, plus the one being filled and the one being consumed; a batch is handed over
+at ``batch`` items or, with ``weigh``, once its items weigh ``batch_weight`` (bytes: a few
+raw camera images are a batch, not 32 of them).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 BATCH = 32           # items a queue entry carries (one put/get per batch, not per message)
+BATCH_WEIGHT = 4 << 20   # ... or fewer, once they weigh this much (with ``weigh``)
 DEPTH = 4            # batches waiting at most
 _POLL_S = 0.1        # how often a blocked reader looks whether it was stopped
 
@@ -44,10 +47,12 @@ class ReadAhead(Generic[T]):
     ``source`` is called on the reader thread (a generator made there is also closed there)."""
 
     def __init__(self, source: Callable[[], Iterable[T]], *, batch: int = BATCH, depth: int = DEPTH,
+                 weigh: Callable[[T], int] | None = None, batch_weight: int = BATCH_WEIGHT,
                  name: str = "egorec-reader") -> None:
         if batch < 1 or depth < 1:
             raise ValueError(f"batch and depth must be >= 1, got {batch} and {depth}")
         self._source, self._batch = source, batch
+        self._weigh, self._batch_weight = weigh, batch_weight
         self._queue: queue.Queue[list[T] | _End] = queue.Queue(depth)
         self._stop = threading.Event()
         self._items: Iterator[T] = iter(())
@@ -101,14 +106,17 @@ class ReadAhead(Generic[T]):
         end = _End()
         items: Iterable[T] = ()
         batch: list[T] = []
+        weight = 0
         try:
             items = self._source()
             for item in items:
                 batch.append(item)
-                if len(batch) >= self._batch:
+                if self._weigh is not None:
+                    weight += self._weigh(item)
+                if len(batch) >= self._batch or weight >= self._batch_weight:
                     if not self._put(batch):
                         return
-                    batch = []
+                    batch, weight = [], 0
         except BaseException as exc:          # handed to the consumer, raised there
             end = _End(exc)
         finally:

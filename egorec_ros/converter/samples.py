@@ -55,7 +55,8 @@ def _samples(bag: Bag, plan: TopicPlan, start: int | None, stop: int | None, clo
     """The reader starts with the first sample asked for (the bag is not shared before) and
     stops when this generator is closed or done."""
     messages: ReadAhead[tuple[RawMessage, Msg]] | Generator[tuple[RawMessage, Msg], None, None]
-    messages = ReadAhead(lambda: _decoded(bag, plan, start, stop)) if read_ahead else _decoded(bag, plan, start, stop)
+    messages = (ReadAhead(lambda: _decoded(bag, plan, start, stop), weigh=lambda m: len(m[0].data)) if read_ahead
+                else _decoded(bag, plan, start, stop))
     with closing(messages):
         yield from _mapped(bag, plan, messages, clocks, report, progress)
 

@@ -108,3 +108,21 @@ def test_the_queue_holds_at_most_depth_batches():
 def test_bad_sizes_are_refused():
     with pytest.raises(ValueError, match="batch and depth"):
         ReadAhead(lambda: [], batch=0)
+
+
+def test_heavy_items_make_smaller_batches():
+    """With ``weigh``, a batch is handed over once its items weigh ``batch_weight``: what the
+    reader holds ahead is bounded in bytes, not only in items (raw camera images)."""
+    produced: list[int] = []
+
+    def images() -> Iterator[bytes]:
+        for n in range(1000):
+            produced.append(n)
+            yield bytes(10)
+
+    with ReadAhead(images, batch=32, depth=2, weigh=len, batch_weight=30) as items:
+        assert next(items) == bytes(10)
+        for _ in range(50):
+            threading.Event().wait(0.01)
+        assert len(produced) <= 3 * (1 + 2 + 1)      # batches of 3 items, not 32
+        assert sum(1 for _ in items) == 999
