@@ -19,6 +19,9 @@ Memory: peak RSS of `egorec convert` (a child process: its VmHWM, and VmRSS samp
 over the run) for a short and a 4x longer bag of the same rig; flat means the
 long bag needs no more memory than the short one.
 
+--shape teleop: the bag shape of issue 13 instead (3 x 640x480 cameras at 30 Hz, joint states
+at 100 Hz, joint commands at 30 Hz, IMU at 200 Hz: no depth, no force matrices), ``both``: each.
+
 Default (~5 min on 2 cores, plus writing the bags the first time): throughput on a 60 s
 bag at 640x480 (--raw: raw Image cameras too), memory for 15 s and 60 s bags at 320x240. --full: the rig's
 real sizes too, memory for 60 s and 240 s bags. The machine may be shared: wall times
@@ -61,6 +64,34 @@ START_NS = 1_767_225_600_000_000_000
 QUEUE_FRAMES = 64
 
 
+# issue 13's bag shape: 3 cameras, joints 100 Hz, command 30 Hz, IMU 200 Hz (the s80m's)
+TELEOP_RIG = """\
+name: teleop3
+fps: 30
+devices:
+  head:
+    kind: s80m
+    key: "s80m:bench-head"
+    streams:
+      left: {topic: /head/left/image_raw, width: 640, height: 480}
+      imu: {topic: /head/imu}
+  wrist_l: {kind: uvc, key: "uvc:bench-wrist-l", streams: {rgb: {topic: /wrist_l/image_raw, width: 640, height: 480}}}
+  wrist_r: {kind: uvc, key: "uvc:bench-wrist-r", streams: {rgb: {topic: /wrist_r/image_raw, width: 640, height: 480}}}
+  arm:
+    kind: joint_state
+    key: "joint_state:bench-arm"
+    streams:
+      state: {topic: /arm/joint_states, dim: 7, fps: 100}
+      action: {topic: /teleop/joint_command, dim: 7, fps: 30}
+"""
+
+
+def teleop_rig(folder: Path) -> Rig:
+    path = folder / "teleop3.yaml"
+    path.write_text(TELEOP_RIG)
+    return load_rig(path)
+
+
 def rig_at(size: tuple[int, int] | None) -> Rig:
     rig = load_rig("appendix_b")
     return with_video_sizes(rig, size) if size else rig
@@ -68,7 +99,7 @@ def rig_at(size: tuple[int, int] | None) -> Rig:
 
 def make_bag(folder: Path, rig: Rig, seconds: float, label: str, *, raw: bool = False) -> Path:
     """``raw``: colour cameras as sensor_msgs/Image rgb8 instead of JPEG CompressedImage."""
-    path = folder / f"appendix_b_{label}_{seconds:g}s{'_raw' if raw else ''}"
+    path = folder / f"{rig.name}_{label}_{seconds:g}s{'_raw' if raw else ''}"
     if path.exists():
         return path
     jpeg = {} if raw else {s.id: COMPRESSED_IMAGE for s in rig.streams.values() if s.kind is StreamKind.VIDEO}
@@ -94,12 +125,13 @@ def _encode_stream(frames: queue.Queue, path: Path, width: int, height: int, dep
             pixels = np.frombuffer(msg.data, np.uint16).reshape(height, width)   # 16UC1, step = 2 * width
             vf = code_frame(pixels)
         else:
+            # from_numpy_buffer (no copy), as the converter's writers (codecs.video.check_frame)
             if hasattr(msg, "format"):         # CompressedImage (JPEG)
                 (decoded,) = jpeg.decode(av.Packet(bytes(msg.data)))
-                vf = av.VideoFrame.from_ndarray(decoded.to_ndarray(format="rgb24"), format="rgb24")
+                vf = av.VideoFrame.from_numpy_buffer(decoded.to_ndarray(format="rgb24"), format="rgb24")
             else:                                # Image rgb8, step = 3 * width
-                vf = av.VideoFrame.from_ndarray(np.frombuffer(msg.data, np.uint8).reshape(height, width, 3),
-                                                format="rgb24")
+                vf = av.VideoFrame.from_numpy_buffer(np.frombuffer(msg.data, np.uint8).reshape(height, width, 3),
+                                                     format="rgb24")
         vf.pts = n
         for packet in stream.encode(vf):
             container.mux(packet)
@@ -228,6 +260,8 @@ def main() -> None:
                         help="the rig's real video sizes too, memory: 60 and 240 s (30+ min; use --bags)")
     parser.add_argument("--seconds", type=float, default=60.0, help="throughput bag length (default 60)")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved runs; medians are printed")
+    parser.add_argument("--shape", choices=("appendix_b", "teleop", "both"), default="appendix_b",
+                        help="the throughput bag's rig: Appendix B, issue 13's teleop shape, or each")
     parser.add_argument("--raw", action="store_true", help="also a bag with raw sensor_msgs/Image colour cameras")
     parser.add_argument("--real-sizes", action="store_true",
                         help="also the rig's real video sizes (1280x800 stereo, 1280x960 grippers)")
@@ -247,14 +281,17 @@ def main() -> None:
         if args.memory_only:
             cases = []
         else:
-            print(f"## throughput: {args.seconds:g} s Appendix B bag, serial, median of {args.repeats} interleaved "
+            print(f"## throughput: {args.seconds:g} s bags, serial, median of {args.repeats} interleaved "
                   f"runs ({os.cpu_count()} CPUs, load {os.getloadavg()})", flush=True)
-        for label, size in cases:
-            rig = rig_at(size)
+        rigs = [r for r in ("teleop", "appendix_b") if args.shape in (r, "both")]
+        for (label, size), shape in [(case, r) for r in rigs for case in cases]:
+            rig = teleop_rig(bags) if shape == "teleop" else rig_at(size)
+            if shape == "teleop" and size is None:
+                continue               # the teleop shape has one size
             for raw in (False, True) if args.raw else (False,):
                 bag = make_bag(bags, rig, args.seconds, label.replace(" ", "_"), raw=raw)
-                throughput(f"{label} {'raw Image' if raw else 'JPEG'}", rig, bag,
-                           Path(tmp) / f"{label.replace(' ', '_')}{'_raw' if raw else ''}", args.repeats)
+                throughput(f"{rig.name} {label} {'raw Image' if raw else 'JPEG'}", rig, bag,
+                           Path(tmp) / f"{rig.name}_{label.replace(' ', '_')}{'_raw' if raw else ''}", args.repeats)
         w, h = (int(v) for v in args.memory_size.split("x"))
         print(f"\n## peak memory of `egorec convert` (Appendix B at {w}x{h}, serial)", flush=True)
         rig = rig_at((w, h))

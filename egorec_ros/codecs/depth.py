@@ -145,11 +145,11 @@ def ffv1_depth_settings(threads: int = 2) -> EncoderSettings:
 
 def code_frame(mm: np.ndarray) -> av.VideoFrame:
     """uint16 mm -> gray12le frame of stored codes."""
-    return av.VideoFrame.from_ndarray(mm_to_code(mm), format="gray12le")
+    return av.VideoFrame.from_numpy_buffer(mm_to_code(mm), format="gray12le")   # no copy: see check_frame
 
 
 def mm_frame(mm: np.ndarray) -> av.VideoFrame:
-    return av.VideoFrame.from_ndarray(mm, format="gray16le")
+    return av.VideoFrame.from_numpy_buffer(np.ascontiguousarray(mm), format="gray16le")
 
 
 def open_depth_writer(path: str | Path, width: int, height: int, fps: float | Fraction,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import traceback
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,8 +119,9 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
     clock_lines = ([clock.describe()] if clock.offset_ns else []) + _clock_lines(report)
     work = Path(job.work_dir)
+    # closing(samples): its reader thread stops here, before the bag is closed, even on an error
     with TaskWriter(work, task_name=settings.task, codec=settings.codec,
-                    depth_container=settings.depth_container) as writer:
+                    depth_container=settings.depth_container) as writer, closing(samples):
         if job.tasks_jsonl is not None:
             writer.seed_tasks(job.tasks_jsonl)
         result, assembly = record_samples(
