@@ -27,8 +27,9 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 BATCH = 32           # items a queue entry carries (one put/get per batch, not per message)
-BATCH_WEIGHT = 1 << 20   # ... or fewer, once they weigh this much (with ``weigh``)
-DEPTH = 2            # batches waiting at most
+BATCH_WEIGHT = 1 << 19   # ... or fewer, once they weigh this much (with ``weigh``): a raw image is a batch
+DEPTH = 1            # batches waiting at most: reading stays one batch ahead, so the memory in flight
+                     # (and its peak, whatever the threads' timing) is a few images at most
 _POLL_S = 0.1        # how often a blocked reader looks whether it was stopped
 
 

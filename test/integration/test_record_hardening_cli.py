@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from egorec_ros.cli import options, record_cmd
+from egorec_ros.cli import main, options, record_cmd
 from egorec_ros.recorder.disk import DiskFullError, DiskGuard
 from egorec_ros.sim import flaws
 from egorec_ros.sim.flaws import DEFAULT
@@ -172,9 +172,11 @@ def test_the_disk_guard_keeps_a_margin_that_grows_with_the_data_rate(tmp_path):
 
 def test_too_little_free_space_at_start_is_refused_with_a_message(tmp_path, capsys):
     argv = ["--rig", "uvc_pair", "--sim", "--seconds", "1", "--out", str(tmp_path), "--min-free-mb", "1e12", *SMALL]
-    assert record_cmd.run(options.parse_subcommand(record_cmd, argv)) == 1
+    assert main(["record", *argv]) == 1          # a UserError: `egorec: <message>`, exit 1, no traceback
     err = capsys.readouterr().err
-    assert "recording needs at least" in err and "--out" in err
+    refusal = [line for line in err.splitlines() if line.startswith("egorec: ")]
+    assert len(refusal) == 1 and "recording needs at least" in refusal[0] and "--out" in refusal[0]
+    assert "Traceback" not in err
     assert rows_per_episode(tmp_path / "uvc_pair") == []
 
 

@@ -60,6 +60,18 @@ class Watch:
         with self._lock:
             self.diagnostics.append((time.monotonic(), STORE.deserialize_cdr(cdr, DIAGNOSTIC_ARRAY)))
 
+    def first_diagnostics(self, pred, after: float, timeout: float = 5.0) -> float:
+        """Arrival time of the first /diagnostics array after ``after`` that satisfies ``pred``
+        (it is published right after the status of the same second, so it may still be on its way)."""
+        end = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                hit = next((t for t, arr in self.diagnostics if t > after and pred(arr)), None)
+            if hit is not None or time.monotonic() > end:
+                assert hit is not None, "no /diagnostics array reported it"
+                return hit
+            time.sleep(0.05)
+
     def wait(self, pred, timeout=60.0) -> bool:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -103,8 +115,8 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             killed = time.monotonic()
             publisher.wait()
             assert watch.wait(lambda s: all(x.last_sample_age_s > 0.5 for x in s.streams), timeout=10)
-            silent_at = next(t for t, arr in list(watch.diagnostics) if t > killed and arr.status[1:]
-                             and all(d.level == ERROR for d in arr.status[1:]))
+            silent_at = watch.first_diagnostics(lambda arr: arr.status[1:] and all(d.level == ERROR for d in arr.status[1:]),
+                                                after=killed)
             assert silent_at - killed <= 1.5, f"silence reported after {silent_at - killed:.2f} s"
             # ... and restarting it resumes the streams
             publisher = egorec_bg(["sim-devices", "--rig", RIG, "--size", SIZE, "--clean", "--seed", "1"],
