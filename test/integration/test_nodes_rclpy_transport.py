@@ -121,3 +121,41 @@ def test_a_slow_callback_does_not_cost_samples(monkeypatch):
         node.destroy_node()
         rclpy.shutdown(context=context)
     assert got == [str(i) for i in range(30)]
+
+
+def test_one_callback_takes_everything_waiting(monkeypatch):
+    """rclpy's executor takes one message per subscription per wait cycle: a topic faster than
+    the cycle rate (an IMU beside many cameras) overflowed its keep-last history. The transport's
+    callback takes the rest of what waits, in order."""
+    monkeypatch.setattr("egorec_ros.nodes.transport.STALE_NS", 600_000_000_000)
+    from rclpy.duration import Duration
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from rclpy.serialization import deserialize_message, serialize_message
+    from std_msgs.msg import String
+
+    from egorec_ros.nodes.transport import RclpyTransport
+
+    got: list[str] = []
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    node = Node("t8_drain", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    tr = RclpyTransport(node)
+    try:
+        tr.subscribe("/t8/drain", "std_msgs/msg/String", QoS("reliable", 100, "volatile"),
+                     lambda cdr, _arrival: got.append(deserialize_message(cdr, String).data))
+        pub = tr.publisher("/t8/drain", "std_msgs/msg/String", QoS("reliable", 100, "volatile"))
+        assert _wait(lambda: pub._pub.get_subscription_count() == 1)
+        for i in range(50):
+            pub.publish(serialize_message(String(data=str(i))))
+        assert pub._pub.wait_for_all_acked(Duration(seconds=10)), "the reader did not get the 50 messages"
+        executor.spin_once(timeout_sec=5)                   # one wait cycle, one subscription callback
+        assert _wait(lambda: len(got) == 50), f"one callback took {len(got)} of the 50 waiting messages"
+        assert got == [str(i) for i in range(50)]
+    finally:
+        tr.close()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
