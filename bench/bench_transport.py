@@ -278,6 +278,9 @@ def main() -> None:
     ap.add_argument("--force-rcvbuf-mb", type=int, default=0,
                     help="experiment: force the subscribers' UDP receive buffers to this size (needs CAP_NET_ADMIN)")
     ap.add_argument("--ros-install", help="a colcon install of this checkout to reuse (default: build one)")
+    ap.add_argument("--only", help="comma-separated processes to run beside the publisher (default: all of "
+                                   "bare,recorder,encoder,rclpy_bare,rclpy_recorder): e.g. `--only rclpy_recorder` "
+                                   "measures one recorder's loss without the others' load on the same cores")
     ap.add_argument("--role", choices=ROLES, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -301,6 +304,13 @@ def main() -> None:
         print(f"rclpy arm skipped: {why_not}")
     else:
         roles.update(rclpy_bare=ros_env, rclpy_recorder=ros_env)
+    if args.only:
+        wanted = set(args.only.split(","))
+        if unknown := wanted - set(ROLES):
+            ap.error(f"--only: unknown {', '.join(sorted(unknown))}; known: {', '.join(ROLES[:-1])}")
+        if missing := wanted - set(roles):
+            ap.error(f"--only: {', '.join(sorted(missing))} not available ({why_not})")
+        roles = {role: e for role, e in roles.items() if role in wanted}
     print(_rosbag_baseline(ros_env))
     from egorec_ros.transport.socket_drops import rmem_max
     print(f"load average before: {os.getloadavg()}  ({os.cpu_count()} cores); net.core.rmem_max {rmem_max()}"
@@ -333,7 +343,7 @@ def main() -> None:
             stream, stamp, at = line.split()
             sent[stream][int(stamp)] = int(at)
         results = {role: json.loads((tmp / f"{role}.json").read_text()) for role in subs}
-        encoder = results.pop("encoder")
+        encoder = results.pop("encoder", None)
     print(f"load average after:  {os.getloadavg()}")
     who = "egorec sim-devices" if args.sim_devices else "pre-rendered, stamped on publishing"
     print(f"Appendix B at {args.size}, {args.seconds:.0f} s; publisher {who} ({'reliable' if args.reliable else 'best effort'}); "
@@ -357,18 +367,20 @@ def main() -> None:
               f"{res['queue_drops']}" + (f", {res['rows']} rows" if role.endswith("recorder") else ""))
     # encoding per row set (5 videos), from the encoder process: a starved process encodes fewer
     # rows, so its CPU per second says nothing; its CPU per row does
+    if encoder is None:
+        return
     enc_per_row = encoder["cpu_per_s"] * encoder["elapsed"] / max(1, encoder["rows"])
     print(f"{'encoder':14s}: CPU {encoder['cpu_per_s']:.2f} s/s, {encoder['rows']} rows of {RIG}'s "
           f"{encoder['videos']} videos in {encoder['elapsed']:.0f} s: {enc_per_row * 1e3:.1f} ms per row")
     for arm in ("", "rclpy_"):
-        if f"{arm}recorder" in results:
+        if f"{arm}recorder" in results and f"{arm}bare" in results:
             bare, rec = results[f"{arm}bare"], results[f"{arm}recorder"]
             rows_per_s = rec["rows"] / rec["elapsed"]
             encoding = enc_per_row * rows_per_s
             print(f"{arm}recorder / {arm}bare CPU: {rec['cpu_per_s'] / bare['cpu_per_s']:.1f}x; {arm}recorder / "
                   f"({arm}bare + encoding of its {rows_per_s:.1f} rows/s = {encoding:.2f} s/s): "
                   f"{rec['cpu_per_s'] / (bare['cpu_per_s'] + encoding):.2f}x (target <= 1.2x)")
-    if "rclpy_bare" in results:
+    if "rclpy_bare" in results and "bare" in results:
         print(f"rclpy_bare / bare (the DDS subscriber) CPU: "
               f"{results['rclpy_bare']['cpu_per_s'] / results['bare']['cpu_per_s']:.2f}x")
 

@@ -64,7 +64,7 @@ def rmem_max() -> int | None:
         return None
 
 
-RECOMMENDED_RCVBUF = 16 << 20      # what config/cyclonedds.xml asks Cyclone for
+RECOMMENDED_RCVBUF = 64 << 20      # what config/cyclonedds.xml asks Cyclone for
 
 
 def rcvbuf_advice(limit: int | None) -> str | None:
