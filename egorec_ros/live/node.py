@@ -91,6 +91,7 @@ class RecorderNode:
         self._last_status = time.monotonic()
         # the kernel's drops on this process's DDS sockets: images lost before DDS sees them
         self._udp_drops_at_start = self._udp_drops = udp_drops().drops
+        self._callback_drops = 0          # samples the transport took but dropped unread (stale or full)
         advice = rcvbuf_advice(rmem_max())
         if advice:
             self.log(f"warning: {advice}")
@@ -252,13 +253,17 @@ class RecorderNode:
                                   streams=streams)
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
         drops, new_drops = self._udp_drops_since_last()
-        level = WARN if free_gb < LOW_DISK_GB or new_drops else OK
+        behind = self.transport.callback_drops()
+        new_behind, self._callback_drops = behind - self._callback_drops, behind
+        level = WARN if free_gb < LOW_DISK_GB or new_drops or new_behind else OK
         diags.insert(0, self._diagnostic(level, "recorder", f"{'recording' if status.recording else 'idle'}; "
                                          f"{free_gb:.1f} GB free" + (" (low)" if free_gb < LOW_DISK_GB else "")
                                          + (f"; {new_drops} UDP datagrams dropped by the kernel (socket receive "
-                                            "buffer full: messages lost)" if new_drops else ""),
+                                            "buffer full: messages lost)" if new_drops else "")
+                                         + (f"; {new_behind} samples dropped unread (the recorder fell over 1 s "
+                                            "behind: CPU starved)" if new_behind else ""),
                                          task=self.task, rows=status.rows, encoder_backlog=backlog,
-                                         udp_drops=drops))
+                                         udp_drops=drops, callback_drops=behind))
         self._diag_pub.publish(diagnostic_array(now_ns, self.config.name, diags))
 
     def _udp_drops_since_last(self) -> tuple[int, int]:

@@ -101,4 +101,8 @@ class Transport(Protocol):
     def topics(self) -> dict[str, list[str]]:
         """Topics seen on the graph (ROS names) -> their ROS message types."""
 
+    def callback_drops(self) -> int:
+        """Samples taken and never handed to their callback (the callback queue was full, or they
+        waited over a second: a starved process); the recorder reports them."""
+
     def close(self) -> None: ...

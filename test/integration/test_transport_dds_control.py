@@ -101,7 +101,8 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             assert "rows committed" in ctl(dds_env, "stop")
             assert watch.wait(streams_fresh)
             recorder_entry = watch.diagnostics[-1][1].status[0]     # the kernel's drops on its DDS sockets
-            assert int({kv.key: kv.value for kv in recorder_entry.values}["udp_drops"]) >= 0
+            values = {kv.key: kv.value for kv in recorder_entry.values}
+            assert int(values["udp_drops"]) >= 0 and int(values["callback_drops"]) >= 0   # both reported
             assert "episode_index 2" in ctl(dds_env, "start")
             time.sleep(1.0)
             assert "discarded" in ctl(dds_env, "abort")
