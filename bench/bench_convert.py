@@ -12,8 +12,14 @@ Throughput: wall time of converting one bag (serial, in this process) against a 
 bound measured in the same run: reading every message of the bag, decoding the image
 payloads (PyAV mjpeg / numpy) and encoding the same frames with bare PyAV, with the
 writer's encoder settings (codecs.video.encoder_settings, codecs.depth), one thread per
-stream as the converter has. The bound does nothing else: no deserialising of the other
-messages, no rows, no parquet, no force-matrix coding. Runs interleave; medians of N (default 3).
+stream as the converter has. That bound does nothing else: no deserialising of the other
+messages, no rows, no parquet, no force-matrix coding. On a bag with force matrices that
+leaves out work the layout mandates (§4.6: four list<int16> columns of 187 500 values a
+row, zstd), so a second bound ("+ data") also deserialises every message of the rig's
+topics and writes the converter's own data table (read back from its parquet, row
+groups cycled) with one plain pq.write_table call on one more thread, with the least
+work that writes that file (bench_record.BOUND_PARQUET). Runs interleave; medians of N
+(default 3).
 
 Memory: peak RSS of `egorec convert` (a child process: its VmHWM, and VmRSS sampled
 over the run) for a short and a 4x longer bag of the same rig; flat means the
@@ -44,6 +50,8 @@ from pathlib import Path
 
 import av
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
 from egorec_ros.codecs.video import VideoCodec, add_video_stream, encoder_settings
@@ -58,6 +66,8 @@ from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.sim.replay import simulate
+
+from bench_record import BOUND_GROUPS, plain_parquet
 
 FPS = Fraction(30)
 START_NS = 1_767_225_600_000_000_000
@@ -141,19 +151,22 @@ def _encode_stream(frames: queue.Queue, path: Path, width: int, height: int, dep
     container.close()
 
 
-def lower_bound(bag_path: Path, rig: Rig, out: Path) -> float:
+def lower_bound(bag_path: Path, rig: Rig, out: Path, data: tuple[list[pa.Table], int] | None = None) -> float:
     """Seconds to read the bag, decode its images and encode them again, nothing else (with
-    the converter's GIL switch interval, so the encoder threads get the same chances)."""
+    the converter's GIL switch interval, so the encoder threads get the same chances).
+    ``data`` (row groups of the converter's data table, rows): also deserialise every message
+    of the rig and write that many rows of data parquet on one more thread."""
     previous = sys.getswitchinterval()
     sys.setswitchinterval(GIL_SWITCH_S)
     try:
-        return _lower_bound(bag_path, rig, out)
+        return _lower_bound(bag_path, rig, out, data)
     finally:
         sys.setswitchinterval(previous)
 
 
-def _lower_bound(bag_path: Path, rig: Rig, out: Path) -> float:
+def _lower_bound(bag_path: Path, rig: Rig, out: Path, data: tuple[list[pa.Table], int] | None) -> float:
     streams = {s.topic: s for s in rig.streams.values() if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH)}
+    topics = {s.topic for s in rig.streams.values()} if data else set()
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     queues = {topic: queue.Queue(QUEUE_FRAMES) for topic in streams}
@@ -161,6 +174,8 @@ def _lower_bound(bag_path: Path, rig: Rig, out: Path) -> float:
                                                               int(s.source["width"]), int(s.source["height"]),
                                                               s.kind is StreamKind.DEPTH))
                for topic, s in streams.items()]
+    if data:
+        threads.append(threading.Thread(target=plain_parquet, args=(out / "data.parquet", *data)))
     for thread in threads:
         thread.start()
     with open_bag(bag_path) as bag:
@@ -168,11 +183,20 @@ def _lower_bound(bag_path: Path, rig: Rig, out: Path) -> float:
             q = queues.get(raw.topic)
             if q is not None:
                 q.put(bag.decode(raw))
+            elif raw.topic in topics:
+                bag.decode(raw)
     for q in queues.values():
         q.put(None)
     for thread in threads:
         thread.join()
     return time.perf_counter() - t
+
+
+def data_groups(out: Path) -> list[pa.Table]:
+    """The first row groups of a conversion's data parquet (its only episode)."""
+    (path,) = out.glob("**/data/chunk-*/episode-*.parquet")
+    source = pq.ParquetFile(path)
+    return [source.read_row_group(i) for i in range(min(BOUND_GROUPS, source.num_row_groups))]
 
 
 def converter(bag_path: Path, rig: Rig, out: Path) -> tuple[float, int]:
@@ -198,31 +222,38 @@ def _faults() -> int:
 def throughput(label: str, rig: Rig, bag: Path, scratch: Path, repeats: int) -> None:
     """Median wall and CPU time of each over interleaved runs, with the load average and the
     minor page faults of each run. The machine may be shared: the CPU ratio (this process
-    and its threads, os.times) is what a busy machine disturbs least."""
-    walls: dict[str, list[float]] = {"convert": [], "bound": []}
-    cpus: dict[str, list[float]] = {"convert": [], "bound": []}
-    faults: dict[str, list[int]] = {"convert": [], "bound": []}
-    rows = 0
+    and its threads, os.times) is what a busy machine disturbs least. The "+ data" bound
+    needs the converter's table, so the first run converts first."""
+    names = ("convert", "bound", "+ data")
+    walls: dict[str, list[float]] = {n: [] for n in names}
+    cpus: dict[str, list[float]] = {n: [] for n in names}
+    faults: dict[str, list[int]] = {n: [] for n in names}
+    rows, data = 0, None
     for i in range(repeats):
-        for name in ("bound", "convert") if i % 2 == 0 else ("convert", "bound"):
+        for name in names if i % 2 == 0 else names[::-1]:
             cpu, flt, t = _cpu(), _faults(), time.perf_counter()
-            if name == "bound":
-                lower_bound(bag, rig, scratch / f"bound{i}")
-            else:
+            if name == "convert":
                 rows = converter(bag, rig, scratch / f"conv{i}")[1]
+            else:
+                lower_bound(bag, rig, scratch / f"bound{i}{name == '+ data'}", data if name == "+ data" else None)
             walls[name].append(time.perf_counter() - t)
             cpus[name].append(_cpu() - cpu)
             faults[name].append(_faults() - flt)
-        print(f"    run {i + 1}: convert {walls['convert'][-1]:6.1f} s ({cpus['convert'][-1]:.1f} s CPU, "
-              f"{faults['convert'][-1] / 1e3:.0f} k faults)   bound {walls['bound'][-1]:6.1f} s "
-              f"({cpus['bound'][-1]:.1f} s CPU, {faults['bound'][-1] / 1e3:.0f} k faults)   "
-              f"load {os.getloadavg()[0]:.1f}", flush=True)
-    wall, bound = statistics.median(walls["convert"]), statistics.median(walls["bound"])
-    cpu_ratio = statistics.median(cpus["convert"]) / statistics.median(cpus["bound"])
-    print(f"  {label}: {rows} rows; median of {repeats}: convert {wall:.1f} s ({rows / wall:.1f} rows/s), lower "
-          f"bound {bound:.1f} s: wall ratio {wall / bound:.2f}, CPU ratio {cpu_ratio:.2f} (target <= 1.10); "
-          f"minor faults {statistics.median(faults['convert']) / 1e3:.0f} k vs "
-          f"{statistics.median(faults['bound']) / 1e3:.0f} k (load {os.getloadavg()})", flush=True)
+            if data is None and name == "convert":
+                data = (data_groups(scratch / f"conv{i}"), rows)
+        print(f"    run {i + 1}: " + "   ".join(f"{n} {walls[n][-1]:5.1f} s ({cpus[n][-1]:.1f} s CPU, "
+                                                 f"{faults[n][-1] / 1e3:.0f} k faults)" for n in names)
+              + f"   load {os.getloadavg()[0]:.1f}", flush=True)
+    wall = {n: statistics.median(walls[n]) for n in names}
+    cpu = {n: statistics.median(cpus[n]) for n in names}
+    print(f"  {label}: {rows} rows; median of {repeats}: convert {wall['convert']:.1f} s "
+          f"({rows / wall['convert']:.1f} rows/s), {cpu['convert'] / rows * 1e3:.1f} ms CPU a row; minor faults "
+          + " vs ".join(f"{statistics.median(faults[n]) / 1e3:.0f} k" for n in names)
+          + f" (load {os.getloadavg()})", flush=True)
+    for bound, what in (("bound", "read + decode + encode"), ("+ data", "+ deserialise all + data parquet")):
+        print(f"    / lower bound ({what}) {wall[bound]:.1f} s, {cpu[bound] / rows * 1e3:.1f} ms CPU a row: "
+              f"wall ratio {wall['convert'] / wall[bound]:.2f}, CPU ratio {cpu['convert'] / cpu[bound]:.2f} "
+              "(target <= 1.10)", flush=True)
 
 
 # ---- memory ---------------------------------------------------------------------------------
@@ -269,6 +300,7 @@ def main() -> None:
     parser.add_argument("--memory-size", default="320x240", help="video size of the memory bags")
     parser.add_argument("--bags", type=Path, help="keep the bags in this folder and reuse them")
     parser.add_argument("--memory-only", action="store_true", help="skip the throughput runs")
+    parser.add_argument("--throughput-only", action="store_true", help="skip the memory runs")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.memory = 10.0, (10.0, 40.0)
@@ -292,6 +324,8 @@ def main() -> None:
                 bag = make_bag(bags, rig, args.seconds, label.replace(" ", "_"), raw=raw)
                 throughput(f"{rig.name} {label} {'raw Image' if raw else 'JPEG'}", rig, bag,
                            Path(tmp) / f"{rig.name}_{label.replace(' ', '_')}{'_raw' if raw else ''}", args.repeats)
+        if args.throughput_only:
+            return
         w, h = (int(v) for v in args.memory_size.split("x"))
         print(f"\n## peak memory of `egorec convert` (Appendix B at {w}x{h}, serial)", flush=True)
         rig = rig_at((w, h))

@@ -28,18 +28,21 @@ def _as_batch(matrices: np.ndarray) -> np.ndarray:
     return m.reshape(-1, ROWS, ROW_WIDTH)
 
 
-def encode_row_diff(matrices: np.ndarray, scale: int = 1) -> np.ndarray:
-    """(n, 250, 250, 3) or (250, 250, 3) float mN -> (n, 187500) int16 row differences."""
+def encode_row_diff(matrices: np.ndarray, scale: int = 1, out: np.ndarray | None = None) -> np.ndarray:
+    """(n, 250, 250, 3) or (250, 250, 3) float mN -> (n, 187500) int16 row differences,
+    written into ``out`` (n * 187500 int16) when given: a row group's column is filled in
+    place, without a temporary per matrix."""
     m = _as_batch(matrices)
+    n = len(m)
     scaled = np.multiply(m, np.float32(scale), dtype=np.float32)  # a fresh buffer the steps below reuse
     (np.trunc if scale == 1 else np.rint)(scaled, out=scaled)
-    scaled[np.isnan(scaled)] = 0.0
+    np.copyto(scaled, 0.0, where=np.isnan(scaled))
     np.clip(scaled, -32767, 32767, out=scaled)
     q = scaled.astype(np.int16)
-    diff = np.empty_like(q)
+    diff = np.empty((n, ROWS, ROW_WIDTH), np.int16) if out is None else out.reshape(n, ROWS, ROW_WIDTH)
     diff[:, 0] = q[:, 0]
     np.subtract(q[:, 1:], q[:, :-1], out=diff[:, 1:])  # int16 arithmetic wraps, as the format wants
-    return diff.reshape(-1, FLAT)
+    return diff.reshape(n, FLAT)
 
 
 def decode_row_diff(flat: np.ndarray, scale: float = 1) -> np.ndarray:
@@ -52,8 +55,13 @@ def decode_row_diff(flat: np.ndarray, scale: float = 1) -> np.ndarray:
     return out.reshape(-1, *SHAPE)
 
 
-def encode_flat_raw(matrices: np.ndarray) -> np.ndarray:
-    return _as_batch(matrices).astype(np.float32).reshape(-1, FLAT)
+def encode_flat_raw(matrices: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    m = _as_batch(matrices).reshape(-1, FLAT)
+    if out is None:
+        return m.astype(np.float32)
+    flat = out.reshape(-1, FLAT)
+    np.copyto(flat, m)
+    return flat
 
 
 def decode_flat_raw(flat: np.ndarray, scale: float = 1) -> np.ndarray:
@@ -61,11 +69,11 @@ def decode_flat_raw(flat: np.ndarray, scale: float = 1) -> np.ndarray:
     return out / np.float32(scale) if scale != 1 else out
 
 
-def encode(matrices: np.ndarray, encoding: str, scale: int) -> np.ndarray:
+def encode(matrices: np.ndarray, encoding: str, scale: int, out: np.ndarray | None = None) -> np.ndarray:
     if encoding == ROW_DIFF_QUANTIZED:
-        return encode_row_diff(matrices, scale)
+        return encode_row_diff(matrices, scale, out)
     if encoding == ROW_FLAT_RAW:
-        return encode_flat_raw(matrices)
+        return encode_flat_raw(matrices, out)
     raise ValueError(f"unknown force matrix encoding {encoding!r}; known: {', '.join(ENCODINGS)}")
 
 

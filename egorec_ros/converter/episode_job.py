@@ -119,9 +119,10 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
     clock_lines = ([clock.describe()] if clock.offset_ns else []) + _clock_lines(report)
     work = Path(job.work_dir)
-    # closing(samples): its reader thread stops here, before the bag is closed, even on an error
-    with TaskWriter(work, task_name=settings.task, codec=settings.codec,
-                    depth_container=settings.depth_container) as writer, closing(samples):
+    # closing(samples): its reader thread stops here, before the bag is closed, even on an error;
+    # no crash journal: an interrupted conversion is run again from the bag
+    with TaskWriter(work, task_name=settings.task, codec=settings.codec, depth_container=settings.depth_container,
+                    crash_journal=False) as writer, closing(samples):
         if job.tasks_jsonl is not None:
             writer.seed_tasks(job.tasks_jsonl)
         result, assembly = record_samples(

@@ -210,14 +210,14 @@ def _nested(spec: ColumnSpec, values: Sequence[Any]) -> pa.Array:
 
 
 def _matrix(spec: ColumnSpec, values: Sequence[Any]) -> pa.Array:
-    """Encoded one matrix at a time into one output: a whole row group at once needs
-    temporaries of tens of MB, which glibc maps fresh on every flush, and the page
-    faults cost three times the encoding (bench_store.py)."""
+    """Encoded one matrix at a time, straight into the column's buffer: a whole row group
+    at once needs temporaries of tens of MB, which glibc maps fresh on every flush, and
+    the page faults cost three times the encoding (bench_store.py)."""
     present = [v for v in values if v is not None]
     lengths = np.fromiter((0 if v is None else fm.FLAT for v in values), dtype=np.int64, count=len(values))
     flat = np.empty(len(present) * fm.FLAT, dtype=spec.numpy_dtype)
     for i, matrix in enumerate(present):
-        flat[i * fm.FLAT:(i + 1) * fm.FLAT] = fm.encode(matrix, spec.encoding, spec.scale).reshape(-1)
+        fm.encode(matrix, spec.encoding, spec.scale, out=flat[i * fm.FLAT:(i + 1) * fm.FLAT])
     return pa.ListArray.from_arrays(_offsets(lengths), pa.array(flat), type=spec.type)
 
 

@@ -42,12 +42,12 @@ class EpisodeResult:
 
 class EpisodeWriter:
     def __init__(self, paths: TaskPaths, number: EpisodeNumber, manifest: Manifest, videos: EpisodeVideos,
-                 folder: Path, on_close: Callable[[], None]) -> None:
+                 folder: Path, on_close: Callable[[], None], *, journal: bool = True) -> None:
         self.paths, self.number, self.manifest, self.folder = paths, number, manifest, folder
         self.decl = manifest.declaration
         self._specs = {c.name: c for c in self.decl.columns}
         self._videos = videos
-        self._sink = RowSink(folder, self.decl.columns)
+        self._sink = RowSink(folder, self.decl.columns, journal=journal)
         self._buffer = RowBuffer(self.decl.columns)
         self._on_close = on_close
         self._trajectories = [c.name for c in self.decl.columns if c.layout is Layout.LIST and c.width]

@@ -52,7 +52,8 @@ class SinkResult:
 
 
 class RowSink:
-    def __init__(self, folder: Path, columns: Sequence[ColumnSpec]) -> None:
+    def __init__(self, folder: Path, columns: Sequence[ColumnSpec], *, journal: bool = True) -> None:
+        """``journal=False``: no crash journal, for rows that can be rebuilt from their source."""
         self.folder = Path(folder)
         self.columns = tuple(columns)
         self.path = self.folder / DATA_FILE
@@ -62,7 +63,7 @@ class RowSink:
         self._seen: set[str] = {c.name for c in self.columns if c.always}
         self._present: list[ColumnSpec] = []
         self._writer: pq.ParquetWriter | None = None
-        self._journal = Journal(self.folder)
+        self._journal = Journal(self.folder) if journal else None
         self._queue: queue.Queue[tuple[RowBuffer, Mapping | None] | None] = queue.Queue(maxsize=MAX_PENDING_BUFFERS)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"rows:{self.folder.name}", daemon=True)
@@ -106,14 +107,16 @@ class RowSink:
             while self._queue.get() is not None:  # drain so put() never blocks
                 pass
         finally:
-            self._journal.close()
+            if self._journal is not None:
+                self._journal.close()
 
     def _write(self, buffer: RowBuffer) -> None:
         self._seen |= buffer.seen
         present = [c for c in self.columns if c.name in self._seen]
         table = pa.Table.from_arrays([c.to_arrow(buffer.values[c.name]) for c in present],
                                      schema=_schema(present))
-        self._journal.write(table)
+        if self._journal is not None:
+            self._journal.write(table)
         if self._writer is None:
             self._open(present)
         elif len(present) != len(self._present):

@@ -36,9 +36,12 @@ class TaskFormatError(UserError, ValueError):
 class TaskWriter:
     def __init__(self, task_dir: str | Path, *, task_name: str | None = None,
                  chunks_size: int = DEFAULT_CHUNKS_SIZE, codec: VideoCodec | None = None,
-                 depth_container: str = "mp4", discard_if_unused: bool = False) -> None:
+                 depth_container: str = "mp4", discard_if_unused: bool = False, crash_journal: bool = True) -> None:
         """``discard_if_unused``: a task dir this writer creates is removed again on close
-        if no episode was committed into it (a conversion that failed leaves nothing behind)."""
+        if no episode was committed into it (a conversion that failed leaves nothing behind).
+        ``crash_journal=False`` where the rows can be rebuilt from their source (a conversion:
+        the bag is still there): no second copy of every row, and an interrupted episode has
+        nothing to salvage (`egorec recover` sets it aside)."""
         root = Path(task_dir)
         self._discard = discard_if_unused and not root.exists()
         root.mkdir(parents=True, exist_ok=True)
@@ -62,6 +65,7 @@ class TaskWriter:
         self.task_name = (info or {}).get("task_name") or task_name or root.name
         self.codec = codec or VideoCodec()
         self.depth_container = depth_container
+        self.crash_journal = crash_journal
         self._current: EpisodeWriter | None = None
 
     def tasks_jsonl(self) -> bytes | None:
@@ -110,7 +114,8 @@ class TaskWriter:
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        self._current = EpisodeWriter(self.paths, chosen, manifest, videos, folder, self._closed)
+        self._current = EpisodeWriter(self.paths, chosen, manifest, videos, folder, self._closed,
+                                      journal=self.crash_journal)
         return self._current
 
     def adopt(self, folder: Path) -> EpisodeNumber:

@@ -105,3 +105,17 @@ def test_writer_column_holds_the_encoding_and_empty_rows(encoding: str) -> None:
     np.testing.assert_array_equal(array.flatten().to_numpy().reshape(-1, fm.FLAT),
                                   fm.encode(present, encoding, spec.scale))
     assert spec.to_arrow([None, None]).value_lengths().to_pylist() == [0, 0]
+
+
+@pytest.mark.parametrize("encoding", fm.ENCODINGS)
+def test_encoding_into_a_column_buffer_equals_encoding_alone(encoding: str) -> None:
+    """What columns._matrix does: each matrix written in place into its slice of the row
+    group's buffer, NaN taxels included; the neighbours' slices stay untouched."""
+    rng = np.random.default_rng(3)
+    batch = rng.normal(0.0, 800.0, (3, *fm.SHAPE)).astype(np.float32)
+    batch[1, 7, 9, 2] = np.nan
+    dtype = fm.encode(batch[:1], encoding, 10).dtype
+    column = np.full(3 * fm.FLAT, 99, dtype=dtype)
+    fm.encode(batch[1], encoding, 10, out=column[fm.FLAT:2 * fm.FLAT])
+    np.testing.assert_array_equal(column[fm.FLAT:2 * fm.FLAT], fm.encode(batch[1], encoding, 10)[0])
+    assert (column[:fm.FLAT] == 99).all() and (column[2 * fm.FLAT:] == 99).all()
