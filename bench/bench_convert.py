@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from egorec_ros.allocator import keep_frame_buffers
 from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
 from egorec_ros.codecs.video import VideoCodec, add_video_stream, encoder_settings
 from egorec_ros.bags.bagfile import open_bag
@@ -285,6 +286,7 @@ def peak_memory(bag: Path, rig_args: list[str], out: Path) -> tuple[float, list[
 
 
 def main() -> None:
+    keep_frame_buffers()   # the lower bounds run under the malloc policy the writer sets (allocator.py)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a 10 s bag; memory: 10 and 40 s (~3 min)")
     parser.add_argument("--full", action="store_true",

@@ -57,6 +57,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from egorec_ros.allocator import keep_frame_buffers
 from egorec_ros.assembly.assembler import Assembler, AssemblyReport
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.codecs.depth import code_frame, hevc_depth_settings
@@ -351,6 +352,7 @@ def device_cost(rig: Rig, seconds: float = 3.0) -> float:
 
 
 def main() -> None:
+    keep_frame_buffers()   # the lower bounds run under the malloc policy the writer sets (allocator.py)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="recorded seconds per capacity run")
     parser.add_argument("--realtime-seconds", type=float, default=60.0)

@@ -6,6 +6,7 @@ import shutil
 import time
 from pathlib import Path
 
+from egorec_ros.allocator import keep_frame_buffers
 from egorec_ros.codecs import depth
 from egorec_ros.codecs.video_codec import VideoCodec
 from egorec_ros.errors import UserError
@@ -42,6 +43,7 @@ class TaskWriter:
         ``crash_journal=False`` where the rows can be rebuilt from their source (a conversion:
         the bag is still there): no second copy of every row, and an interrupted episode has
         nothing to salvage (`egorec recover` sets it aside)."""
+        keep_frame_buffers()   # frames of ~1 MB come and go from now on (allocator.py)
         root = Path(task_dir)
         self._discard = discard_if_unused and not root.exists()
         root.mkdir(parents=True, exist_ok=True)
