@@ -31,12 +31,10 @@ def run(args) -> int:
     from egorec_ros.transport.dds import DdsTransport
 
     rig = options.rig_from(args)
-    found = [] if args.no_discover else driver_plan.plugged()
-    plan = driver_plan.plan(rig, driver_plan.parse_places(args.device), found,
-                            ble_adapter=driver_plan.ble_adapter_present())
-    if not plan.starts and not plan.missing:
-        print(f"rig {rig.name} has no device egorec drives"
-              + "".join(f"; {dev} is driven by {who}" for dev, who in plan.upstream), file=sys.stderr)
+    plan = driver_plan.plan_here(rig, args.device, discover=not args.no_discover)
+    idle = driver_plan.nothing_to_drive(rig, plan)
+    if idle:
+        print(idle, file=sys.stderr)
         return 0
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -7,6 +7,7 @@ import yaml
 
 from egorec_ros.drivers import realsense
 from egorec_ros.drivers.discovery import Found
+from egorec_ros.messages.payloads.images import COMPRESSED_IMAGE
 from egorec_ros.rig.compile import compile_rig
 
 UVC_SIZE = (1280, 960)
@@ -15,12 +16,9 @@ REALSENSE_SIZES = {"rgb": (1280, 720), "depth": (848, 480)}
 GLOVE_SEATS = ("left_glove", "right_glove")
 
 
-COMPRESSED = "sensor_msgs/msg/CompressedImage"
-
-
 def _video(topic: str, size: tuple[int, int], jpeg: bool = False) -> dict:
     """``jpeg``: our camera drivers (UVC MJPEG, camera IPC) publish the frames as CompressedImage."""
-    return {"topic": topic, "width": size[0], "height": size[1], **({"msg_type": COMPRESSED} if jpeg else {})}
+    return {"topic": topic, "width": size[0], "height": size[1], **({"msg_type": COMPRESSED_IMAGE} if jpeg else {})}
 
 
 def suggest(found: list[Found], name: str = "plugged_in") -> tuple[str, list[str]]:

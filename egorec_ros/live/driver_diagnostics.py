@@ -17,12 +17,17 @@ def driver_status(node: str, name: str, snapshot: Mapping, where: str, new_bad: 
     if snapshot["status"] != STATUS_OK:
         level, text = ERROR, f"disconnected: {snapshot['detail']}"
     elif new_bad:
-        level, text = WARN, f"ok; {new_bad} bad frames in the last period ({', '.join(f'{k} {v}' for k, v in sorted(bad.items()))} in all)"
+        level, text = WARN, f"ok; {new_bad} bad frames in the last period ({bad_frames(bad)} in all)"
     else:
         level, text = OK, "ok"
     values = {"status": snapshot["status"], "where": where, "published": snapshot["published"],
               "reconnects": snapshot["reconnects"], **{f"bad.{k}": v for k, v in sorted(bad.items())}}
     return diagnostic_status(level, f"{node}: {name}", text, snapshot["device"], values)
+
+
+def bad_frames(bad: Mapping[str, int]) -> str:
+    """``{"crc": 2, "short": 1}`` -> ``crc 2, short 1``."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(bad.items()))
 
 
 def not_running(node: str, name: str, why: str):

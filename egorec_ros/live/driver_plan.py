@@ -92,6 +92,19 @@ def plan(rig: Rig, places: Mapping[str, str], found: Sequence[Found], *, ble_ada
     return result
 
 
+def plan_here(rig: Rig, places: Iterable[str], *, discover: bool) -> Plan:
+    """``plan`` with what is plugged into this machine (``discover``) and ``ID[.STREAM]=WHERE`` places."""
+    return plan(rig, parse_places(places), plugged() if discover else [], ble_adapter=ble_adapter_present())
+
+
+def nothing_to_drive(rig: Rig, planned: Plan) -> str | None:
+    """Why a drivers process has nothing to do (every device is driven upstream), or None."""
+    if planned.starts or planned.missing:
+        return None
+    return f"rig {rig.name} has no device egorec drives" + "".join(
+        f"; {dev} is driven by {who}" for dev, who in planned.upstream)
+
+
 def _device_starts(dev: Device, places: Mapping[str, str], by_key: Mapping[str, Found], ble_adapter: bool):
     """(what, where or None, why missing) for each driver ``dev`` needs."""
     roles = {s.role for s in dev.streams}

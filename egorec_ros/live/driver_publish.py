@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import threading
 
+from egorec_ros.messages.payloads.images import COMPRESSED_IMAGE, IMAGE
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.transport.base import DEFAULT, SENSOR_DATA, Publisher, QoS, Transport
 
-IMAGE_TYPES = ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage")
+IMAGE_TYPES = (IMAGE, COMPRESSED_IMAGE)
 
 
 def qos_for(msgtype: str) -> QoS:

@@ -20,10 +20,10 @@ from egorec_ros.drivers.usb_glove import UsbGlove
 from egorec_ros.drivers.uvc import Uvc
 from egorec_ros.live.driver_plan import Start
 from egorec_ros.live.input import stream_msgtype
+from egorec_ros.messages.payloads.images import COMPRESSED_IMAGE
 from egorec_ros.rig.compile import RigError
 from egorec_ros.rig.model import Rig
 
-COMPRESSED = "sensor_msgs/msg/CompressedImage"
 OnStatus = Callable[[str, str], object]
 CAMERA_ROLES = {"camera_ipc": ("rgb",), "uvc": ("rgb",), "s80": ("left", "right")}   # they publish JPEG as is
 
@@ -61,7 +61,7 @@ def _check_types(rig: Rig, start: Start) -> None:
     or the recorder subscribes sensor_msgs/Image and never sees a frame."""
     for spec in rig.streams.values():
         if (spec.device == start.device and spec.role in CAMERA_ROLES.get(start.what, ())
-                and stream_msgtype(spec) != COMPRESSED):
-            raise RigError(f"rig {rig.name}: stream {spec.id} is fed by {start.what} with {COMPRESSED}, but the "
-                           f"recorder would subscribe {stream_msgtype(spec)}; add `msg_type: {COMPRESSED}` to "
+                and stream_msgtype(spec) != COMPRESSED_IMAGE):
+            raise RigError(f"rig {rig.name}: stream {spec.id} is fed by {start.what} with {COMPRESSED_IMAGE}, but the "
+                           f"recorder would subscribe {stream_msgtype(spec)}; add `msg_type: {COMPRESSED_IMAGE}` to "
                            "the stream in the rig")

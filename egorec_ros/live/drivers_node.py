@@ -19,7 +19,7 @@ from typing import Any
 
 from egorec_ros.drivers.glove_seats import GloveRefused, GloveSeats
 from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC, diagnostic_array
-from egorec_ros.live.driver_diagnostics import driver_status, not_in_rig, not_running
+from egorec_ros.live.driver_diagnostics import bad_frames, driver_status, not_in_rig, not_running
 from egorec_ros.live.driver_plan import Plan, Start
 from egorec_ros.live.driver_publish import TransportPublish
 from egorec_ros.live.driver_start import build
@@ -80,8 +80,7 @@ class DriversNode:
             new_bad = total - self._bad_seen.get(name, 0)
             self._bad_seen[name] = total
             if new_bad:
-                self.log(f"{name}: {new_bad} bad frames ({', '.join(f'{k} {v}' for k, v in sorted(snap['bad'].items()))} "
-                         "in all)")
+                self.log(f"{name}: {new_bad} bad frames ({bad_frames(snap['bad'])} in all)")
             statuses.append(driver_status(self.name, name, snap, _where(start), new_bad))
         statuses += [not_running(self.name, name, why) for name, why in self.failed]
         statuses += [not_in_rig(self.name, found) for found in self.plan.unused]
@@ -96,7 +95,7 @@ class DriversNode:
         for name, (_, driver) in self.drivers.items():
             snap = driver.health.snapshot()
             self.log(f"{name}: {snap['published']} published, {snap['reconnects']} reconnects, "
-                     f"bad frames {snap['bad'] or 'none'}")
+                     f"bad frames: {bad_frames(snap['bad']) or 'none'}")
 
     def _on_status(self, name: str) -> Callable[[str, str], None]:
         return lambda status, detail: self.log(f"{name}: {status} ({detail})")

@@ -13,27 +13,26 @@ from rclpy.node import Node
 from egorec_ros.live import driver_plan
 from egorec_ros.live.drivers_node import DriversNode
 from egorec_ros.nodes.params import DRIVERS_DEFAULTS, declare, rig_param
-from egorec_ros.nodes.spin import init, spin_until_stopped
+from egorec_ros.nodes.spin import init, spin_until_stopped, user_errors_end_the_node
 from egorec_ros.nodes.transport import RclpyTransport
 
 
 def main(args: list[str] | None = None) -> None:
     stop = init(args)
-    node = Node("egorec_drivers")
-    params = declare(node, DRIVERS_DEFAULTS)
-    rig = rig_param(params["rig"])
-    found = driver_plan.plugged() if params["discover"] else []
-    plan = driver_plan.plan(rig, driver_plan.parse_places(params["devices"]), found,
-                            ble_adapter=driver_plan.ble_adapter_present())
-    if not plan.starts and not plan.missing:
-        node.get_logger().info(f"rig {rig.name} has no device egorec drives"
-                               + "".join(f"; {dev} is driven by {who}" for dev, who in plan.upstream))
-        node.destroy_node()
-        rclpy.try_shutdown()
-        return
-    drivers = DriversNode(rig, RclpyTransport(node), plan, name=node.get_name(), log=node.get_logger().info)
-    drivers.start()
-    spin_until_stopped(node, stop, drivers.close)
+    with user_errors_end_the_node("egorec_ros drivers"):
+        node = Node("egorec_drivers")
+        params = declare(node, DRIVERS_DEFAULTS)
+        rig = rig_param(params["rig"])
+        plan = driver_plan.plan_here(rig, params["devices"], discover=params["discover"])
+        idle = driver_plan.nothing_to_drive(rig, plan)
+        if idle:
+            node.get_logger().info(idle)
+            node.destroy_node()
+            rclpy.try_shutdown()
+            return
+        drivers = DriversNode(rig, RclpyTransport(node), plan, name=node.get_name(), log=node.get_logger().info)
+        drivers.start()
+        spin_until_stopped(node, stop, drivers.close)
 
 
 if __name__ == "__main__":

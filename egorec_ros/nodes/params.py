@@ -9,6 +9,7 @@ from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.converter.split import BOOL, STRING
 from egorec_ros.live.node import NodeConfig
+from egorec_ros.rig.compile import RigError
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import parse_size, with_video_sizes
@@ -22,7 +23,7 @@ def declare(node: Node, defaults: dict) -> dict:
 def rig_param(value: str, size: str = "") -> Rig:
     """A built-in rig name or a rig file; ``size`` "WxH" overrides every video size."""
     if not value:
-        raise ValueError("parameter `rig` is required: a built-in rig name or a rig file")
+        raise RigError("parameter `rig` is required: a built-in rig name or a rig file (-p rig:=appendix_b)")
     rig = load_rig(value)
     if size:
         rig = with_video_sizes(rig, parse_size(size))

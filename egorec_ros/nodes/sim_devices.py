@@ -5,7 +5,7 @@ from __future__ import annotations
 from rclpy.node import Node
 
 from egorec_ros.nodes.params import declare, rig_param
-from egorec_ros.nodes.spin import init, spin_until_stopped
+from egorec_ros.nodes.spin import init, spin_until_stopped, user_errors_end_the_node
 from egorec_ros.nodes.transport import RclpyTransport
 from egorec_ros.sim.flaws import CLEAN, DEFAULT
 from egorec_ros.live.sim_publish import SimPublisher
@@ -14,14 +14,15 @@ from egorec_ros.transport.base import qos_from
 
 def main(args: list[str] | None = None) -> None:
     stop = init(args)
-    node = Node("egorec_sim_devices")
-    params = declare(node, {"rig": "", "size": "", "seed": 0, "clean": False, "qos": "sensor_data"})
-    rig = rig_param(params["rig"], params["size"])
-    publisher = SimPublisher(rig, RclpyTransport(node), qos=qos_from(params["qos"]), seed=int(params["seed"]),
-                             flaws=CLEAN if params["clean"] else DEFAULT)
-    publisher.start()
-    node.get_logger().info(f"publishing {len(rig.streams)} streams of rig {rig.name}")
-    spin_until_stopped(node, stop, publisher.stop)
+    with user_errors_end_the_node("egorec_ros sim_devices"):
+        node = Node("egorec_sim_devices")
+        params = declare(node, {"rig": "", "size": "", "seed": 0, "clean": False, "qos": "sensor_data"})
+        rig = rig_param(params["rig"], params["size"])
+        publisher = SimPublisher(rig, RclpyTransport(node), qos=qos_from(params["qos"]), seed=int(params["seed"]),
+                                 flaws=CLEAN if params["clean"] else DEFAULT)
+        publisher.start()
+        node.get_logger().info(f"publishing {len(rig.streams)} streams of rig {rig.name}")
+        spin_until_stopped(node, stop, publisher.stop)
 
 
 if __name__ == "__main__":

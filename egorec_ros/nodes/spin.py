@@ -8,13 +8,18 @@ invalid". So rclpy is started without signal handlers and SIGINT/SIGTERM only as
 from __future__ import annotations
 
 import signal
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Callable
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+
+from egorec_ros.errors import UserError
 
 
 def init(args: list[str] | None) -> threading.Event:
@@ -24,6 +29,18 @@ def init(args: list[str] | None) -> threading.Event:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     return stop
+
+
+@contextmanager
+def user_errors_end_the_node(program: str) -> Iterator[None]:
+    """A mistake the user can fix (an unknown rig, a bad size or device place, a full disk)
+    ends the node with its message and exit status 1, as the egorec CLI does: no traceback."""
+    try:
+        yield
+    except UserError as exc:
+        print(f"{program}: {exc}", file=sys.stderr, flush=True)
+        rclpy.try_shutdown()
+        raise SystemExit(1) from None
 
 
 def spin_until_stopped(node: Node, stop: threading.Event, on_stop: Callable[[], None], threads: int = 4) -> None:

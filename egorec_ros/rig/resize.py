@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
+from egorec_ros.rig.compile import RigError
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
 
@@ -16,7 +17,7 @@ def parse_size(text: str) -> Size:
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise ValueError(f"a video size looks like 640x480, got {text!r}") from None
+        raise RigError(f"a video size looks like 640x480, got {text!r}") from None
     return w, h
 
 

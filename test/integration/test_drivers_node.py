@@ -312,3 +312,19 @@ def test_launch_without_sim_starts_the_drivers_node(tmp_path, ros_env, monkeypat
                 f"devices:={';'.join(devices)}"]
 
     record_and_check(tmp_path, ros_env, ros2_launch, recorder_cmd=[])
+
+
+@pytest.mark.parametrize("node, params, says", [
+    ("drivers", ["-p", "rig:=no_such_rig"], "no rig file or built-in rig named 'no_such_rig'"),
+    ("drivers", ["-p", f"rig:={RIG}", "-p", "devices:=['nobody=/dev/ttyACM0']"], "has no device 'nobody'"),
+    ("recorder", ["-p", "rig:=appendix_b", "-p", "size:=big"], "a video size looks like 640x480, got 'big'"),
+    ("recorder", [], "parameter `rig` is required"),
+])
+def test_a_bad_node_parameter_ends_with_its_message(ros_env, node, params, says):
+    """`ros2 run` with a parameter the user got wrong: the message and exit status 1, as the
+    egorec CLI gives, not a Python traceback."""
+    proc = subprocess.run(["ros2", "run", "egorec_ros", node, "--ros-args", *params], env=ros_env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert says in proc.stderr and f"egorec_ros {node}:" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
