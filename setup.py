@@ -50,6 +50,8 @@ setup(
         # round-trip test guards the codec behaviour we rely on.
         "av>=17,<20",
         "rosbags>=0.10.4,<0.12",
+        # mcap chunks decompressed with the GIL released (egorec_ros/bags/zstd_chunks.py)
+        "zstandard>=0.22,<1",
         "PyYAML>=6",
         "tqdm>=4.60",
         # device drivers (egorec_ros/drivers): serial gloves and the UMI board, BLE gloves
