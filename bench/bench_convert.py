@@ -8,8 +8,8 @@ JPEG (raw 1280x960 RGB would make a 60 s bag 30 GB), depth as raw 16UC1 Image, f
 matrices, IMU, SLAM, gloves as published. Writing the bags is setup, not timed; with
 --bags DIR they are kept and reused.
 
-Throughput: wall time of converting one bag (serial, in this process) against a lower
-bound measured in the same run: reading every message of the bag, decoding the image
+Throughput: wall time of converting one bag (serial; each run a process of its own)
+against a lower bound measured in the same run: reading every message of the bag, decoding the image
 payloads (PyAV mjpeg / numpy) and encoding the same frames with bare PyAV, with the
 writer's encoder settings (codecs.video.encoder_settings, codecs.depth), one thread per
 stream as the converter has. That bound does nothing else: no deserialising of the other
@@ -36,6 +36,7 @@ are noisy, CPU seconds less so; both ratios are printed.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import queue
 import resource
@@ -95,6 +96,11 @@ devices:
       state: {topic: /arm/joint_states, dim: 7, fps: 100}
       action: {topic: /teleop/joint_command, dim: 7, fps: 30}
 """
+
+
+def _size(text: str) -> tuple[int, int]:
+    w, h = (int(v) for v in text.split("x"))
+    return w, h
 
 
 def teleop_rig(folder: Path) -> Rig:
@@ -193,11 +199,19 @@ def _lower_bound(bag_path: Path, rig: Rig, out: Path, data: tuple[list[pa.Table]
     return time.perf_counter() - t
 
 
+def _data_file(out: Path) -> pq.ParquetFile:
+    (path,) = out.glob("**/data/chunk-*/episode-*.parquet")
+    return pq.ParquetFile(path)
+
+
 def data_groups(out: Path) -> list[pa.Table]:
     """The first row groups of a conversion's data parquet (its only episode)."""
-    (path,) = out.glob("**/data/chunk-*/episode-*.parquet")
-    source = pq.ParquetFile(path)
+    source = _data_file(out)
     return [source.read_row_group(i) for i in range(min(BOUND_GROUPS, source.num_row_groups))]
+
+
+def rows_of(out: Path) -> int:
+    return _data_file(out).metadata.num_rows
 
 
 def converter(bag_path: Path, rig: Rig, out: Path) -> tuple[float, int]:
@@ -220,28 +234,27 @@ def _faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def throughput(label: str, rig: Rig, bag: Path, scratch: Path, repeats: int) -> None:
+def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeats: int) -> None:
     """Median wall and CPU time of each over interleaved runs, with the load average and the
-    minor page faults of each run. The machine may be shared: the CPU ratio (this process
-    and its threads, os.times) is what a busy machine disturbs least. The "+ data" bound
-    needs the converter's table, so the first run converts first."""
+    minor page faults of each run. Each run is a process of its own (``run_one``), as
+    `egorec convert` is: no run inherits another's heap, threads or caches (in one process
+    the later runs paid for the earlier ones' heap). The machine may be shared: the CPU ratio
+    (the child and its threads, os.times) is what a busy machine disturbs least. The
+    "+ data" bound needs the converter's table, so the first run converts first."""
     names = ("convert", "bound", "+ data")
     walls: dict[str, list[float]] = {n: [] for n in names}
     cpus: dict[str, list[float]] = {n: [] for n in names}
     faults: dict[str, list[int]] = {n: [] for n in names}
-    rows, data = 0, None
+    rows = 0
     for i in range(repeats):
         for name in names if i % 2 == 0 else names[::-1]:
-            cpu, flt, t = _cpu(), _faults(), time.perf_counter()
-            if name == "convert":
-                rows = converter(bag, rig, scratch / f"conv{i}")[1]
-            else:
-                lower_bound(bag, rig, scratch / f"bound{i}{name == '+ data'}", data if name == "+ data" else None)
-            walls[name].append(time.perf_counter() - t)
-            cpus[name].append(_cpu() - cpu)
-            faults[name].append(_faults() - flt)
-            if data is None and name == "convert":
-                data = (data_groups(scratch / f"conv{i}"), rows)
+            out = scratch / f"{name.replace(' ', '').replace('+', 'data')}{i}"
+            data = ["--data-from", str(scratch / "convert0")] if name == "+ data" else []
+            run = _child(["--run", name, "--bag", str(bag), "--out", str(out), *rig_args, *data])
+            walls[name].append(run["wall"])
+            cpus[name].append(run["cpu"])
+            faults[name].append(run["faults"])
+            rows = run.get("rows", rows)
         print(f"    run {i + 1}: " + "   ".join(f"{n} {walls[n][-1]:5.1f} s ({cpus[n][-1]:.1f} s CPU, "
                                                  f"{faults[n][-1] / 1e3:.0f} k faults)" for n in names)
               + f"   load {os.getloadavg()[0]:.1f}", flush=True)
@@ -255,6 +268,23 @@ def throughput(label: str, rig: Rig, bag: Path, scratch: Path, repeats: int) -> 
         print(f"    / lower bound ({what}) {wall[bound]:.1f} s, {cpu[bound] / rows * 1e3:.1f} ms CPU a row: "
               f"wall ratio {wall['convert'] / wall[bound]:.2f}, CPU ratio {cpu['convert'] / cpu[bound]:.2f} "
               "(target <= 1.10)", flush=True)
+
+
+def _child(args: list[str]) -> dict:
+    done = subprocess.run([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def run_one(name: str, bag: Path, rig: Rig, out: Path, data_from: Path | None) -> dict:
+    """One timed run in this (fresh) process: its wall and CPU seconds, minor faults, rows."""
+    data = (data_groups(data_from), rows_of(data_from)) if data_from else None
+    cpu, flt, t = _cpu(), _faults(), time.perf_counter()
+    if name == "convert":
+        rows = converter(bag, rig, out)[1]
+    else:
+        lower_bound(bag, rig, out, data)
+    result = {"wall": time.perf_counter() - t, "cpu": _cpu() - cpu, "faults": _faults() - flt}
+    return {**result, "rows": rows} if name == "convert" else result
 
 
 # ---- memory ---------------------------------------------------------------------------------
@@ -303,7 +333,18 @@ def main() -> None:
     parser.add_argument("--bags", type=Path, help="keep the bags in this folder and reuse them")
     parser.add_argument("--memory-only", action="store_true", help="skip the throughput runs")
     parser.add_argument("--throughput-only", action="store_true", help="skip the memory runs")
+    # one timed run in a child process (throughput): what, on which bag and rig, where
+    parser.add_argument("--run", choices=("convert", "bound", "+ data"), help=argparse.SUPPRESS)
+    parser.add_argument("--bag", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--rig-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--size", help=argparse.SUPPRESS)
+    parser.add_argument("--data-from", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.run:
+        rig = load_rig(args.rig_file) if args.rig_file else rig_at(_size(args.size) if args.size else None)
+        print(json.dumps(run_one(args.run, args.bag, rig, args.out, args.data_from)))
+        return
     if args.quick:
         args.seconds, args.memory = 10.0, (10.0, 40.0)
     if args.full:
@@ -320,15 +361,17 @@ def main() -> None:
         rigs = [r for r in ("teleop", "appendix_b") if args.shape in (r, "both")]
         for (label, size), shape in [(case, r) for r in rigs for case in cases]:
             rig = teleop_rig(bags) if shape == "teleop" else rig_at(size)
+            rig_args = (["--rig-file", str(bags / "teleop3.yaml")] if shape == "teleop"
+                        else ["--size", f"{size[0]}x{size[1]}"] if size else [])
             if shape == "teleop" and size is None:
                 continue               # the teleop shape has one size
             for raw in (False, True) if args.raw else (False,):
                 bag = make_bag(bags, rig, args.seconds, label.replace(" ", "_"), raw=raw)
-                throughput(f"{rig.name} {label} {'raw Image' if raw else 'JPEG'}", rig, bag,
+                throughput(f"{rig.name} {label} {'raw Image' if raw else 'JPEG'}", rig_args, bag,
                            Path(tmp) / f"{rig.name}_{label.replace(' ', '_')}{'_raw' if raw else ''}", args.repeats)
         if args.throughput_only:
             return
-        w, h = (int(v) for v in args.memory_size.split("x"))
+        w, h = _size(args.memory_size)
         print(f"\n## peak memory of `egorec convert` (Appendix B at {w}x{h}, serial)", flush=True)
         rig = rig_at((w, h))
         for seconds in args.memory:
