@@ -234,9 +234,28 @@ def _faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def _steal_s() -> float:
+    """CPU seconds the hypervisor gave to others (all CPUs; /proc/stat), 0 where unknown."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def warm_page_cache(bag: Path) -> None:
+    """Read the bag's files once, so no run reads them from the disk (the kernel may have
+    evicted part of a multi-GB bag since the last run; the runs would differ by it)."""
+    for path in bag.iterdir():
+        with path.open("rb", buffering=0) as f:
+            while f.read(1 << 24):
+                pass
+
+
 def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeats: int) -> None:
     """Median wall and CPU time of each over interleaved runs, with the load average and the
-    minor page faults of each run. Each run is a process of its own (``run_one``), as
+    minor page faults and the CPU time the hypervisor took away (stolen) during each run. The bag is
+    read into the page cache before each run. Each run is a process of its own (``run_one``), as
     `egorec convert` is: no run inherits another's heap, threads or caches (in one process
     the later runs paid for the earlier ones' heap). The machine may be shared: the CPU ratio
     (the child and its threads, os.times) is what a busy machine disturbs least. The
@@ -245,18 +264,23 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
     walls: dict[str, list[float]] = {n: [] for n in names}
     cpus: dict[str, list[float]] = {n: [] for n in names}
     faults: dict[str, list[int]] = {n: [] for n in names}
+    steals: dict[str, list[float]] = {n: [] for n in names}
     rows = 0
     for i in range(repeats):
         for name in names if i % 2 == 0 else names[::-1]:
             out = scratch / f"{name.replace(' ', '').replace('+', 'data')}{i}"
             data = ["--data-from", str(scratch / "convert0")] if name == "+ data" else []
+            warm_page_cache(bag)
+            steal = _steal_s()
             run = _child(["--run", name, "--bag", str(bag), "--out", str(out), *rig_args, *data])
             walls[name].append(run["wall"])
             cpus[name].append(run["cpu"])
             faults[name].append(run["faults"])
+            steals[name].append(_steal_s() - steal)
             rows = run.get("rows", rows)
         print(f"    run {i + 1}: " + "   ".join(f"{n} {walls[n][-1]:5.1f} s ({cpus[n][-1]:.1f} s CPU, "
-                                                 f"{faults[n][-1] / 1e3:.0f} k faults)" for n in names)
+                                                 f"{faults[n][-1] / 1e3:.0f} k faults, {steals[n][-1]:.1f} s stolen)"
+                                                 for n in names)
               + f"   load {os.getloadavg()[0]:.1f}", flush=True)
     wall = {n: statistics.median(walls[n]) for n in names}
     cpu = {n: statistics.median(cpus[n]) for n in names}
