@@ -10,17 +10,22 @@ chunks. rosbag2's mcap plugin writes zstd chunks by default, so this is most bag
 rosbags keeps its own checks around the function we register (decompressed size,
 CRC), and a chunk that does not decompress still ends as rosbags' ReaderError, which
 ``Bag.messages`` turns into a BagError. ``DECOMPRESSORS`` is rosbags' private table (the
-version is pinned in setup.py; test_zstd_chunks guards it): if a rosbags release drops
-it, bags are read as before, only slower.
+version range is in setup.py; test_zstd_chunks guards it): if a rosbags release drops
+it, bags are read as before, only slower. A chunk of several zstd frames (zstandard
+reads only the first) goes to rosbags' own decompressor, which reads them all.
 """
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import zstandard
 from rosbags.rosbag2 import storage_mcap
 
+Decompressor = Callable[[bytes, int], bytes]
+
 _contexts = threading.local()   # a ZstdDecompressor serves one thread at a time
+_rosbags_own: Decompressor | None = None
 
 
 def decompress_chunk(data: bytes, size: int) -> bytes:
@@ -28,13 +33,19 @@ def decompress_chunk(data: bytes, size: int) -> bytes:
     context = getattr(_contexts, "zstd", None)
     if context is None:
         context = _contexts.zstd = zstandard.ZstdDecompressor()
-    return context.decompress(data, max_output_size=size)
+    out = context.decompress(data, max_output_size=size)
+    if len(out) != size and _rosbags_own is not None:   # more frames than the first
+        return _rosbags_own(data, size)
+    return out
 
 
 def register() -> bool:
     """Make rosbags' mcap reader use ``decompress_chunk``; False if its table is not there."""
+    global _rosbags_own
     table = getattr(storage_mcap, "DECOMPRESSORS", None)
     if not isinstance(table, dict) or "zstd" not in table:
         return False
-    table["zstd"] = decompress_chunk
+    if table["zstd"] is not decompress_chunk:
+        _rosbags_own = table["zstd"]
+        table["zstd"] = decompress_chunk
     return True

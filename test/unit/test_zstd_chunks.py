@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import zstandard
 from rosbags.rosbag2 import storage_mcap
 
 from egorec_ros.assembly.sample import Sample
@@ -46,6 +47,13 @@ def test_chunks_read_the_same_as_with_rosbags_own_decompressor(chunked_bag, monk
     monkeypatch.setitem(storage_mcap.DECOMPRESSORS, "zstd", lambda data, _: storage_mcap.zstd.decompress(data))
     assert ours == _messages(chunked_bag)
     assert len(ours) == 40
+
+
+def test_a_chunk_of_several_zstd_frames_decompresses_whole():
+    # zstandard stops after the first frame; rosbags' own decompressor reads on
+    first, second = b"first frame " * 100, b"second frame " * 50
+    data = zstandard.ZstdCompressor().compress(first) + zstandard.ZstdCompressor().compress(second)
+    assert decompress_chunk(data, len(first) + len(second)) == first + second
 
 
 def test_a_corrupt_chunk_is_a_bag_error_naming_the_bag(chunked_bag, tmp_path):
