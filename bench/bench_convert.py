@@ -256,8 +256,8 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
     """Median wall and CPU time of each over interleaved runs, with the load average and the
     minor page faults and the CPU time the hypervisor took away (stolen) during each run. The bag is
     read into the page cache before each run. Each run is a process of its own (``run_one``), as
-    `egorec convert` is: no run inherits another's heap, threads or caches (in one process
-    the later runs paid for the earlier ones' heap). The machine may be shared: the CPU ratio
+    `egorec convert` is: no run inherits another's heap, threads or initialised codecs (in one
+    process, a bound measured right after a conversion ran faster than in a process of its own). The machine may be shared: the CPU ratio
     (the child and its threads, os.times) is what a busy machine disturbs least. The
     "+ data" bound needs the converter's table, so the first run converts first."""
     names = ("convert", "bound", "+ data")
