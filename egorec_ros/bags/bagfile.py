@@ -22,6 +22,7 @@ from egorec_ros.bags.bagtypes import bag_typestore, ros2_type_name
 from egorec_ros.bags.errors import BagError
 from egorec_ros.bags.zstd_chunks import register as register_zstd_chunks
 from egorec_ros.messages.context import receive_time
+from egorec_ros.messages.decode import deserialize
 from egorec_ros.messages.msg import Msg
 
 ROS1 = "ros1"
@@ -119,9 +120,7 @@ class Bag:
         try:
             if self._ros1:
                 return self._store.deserialize_ros1(raw.data, raw.msgtype)
-            # a memoryview: rosbags slices off the 4-byte CDR header, which copies bytes
-            # (a raw 640x480 image: 170 us with the GIL held) but not a view
-            return self._store.deserialize_cdr(memoryview(raw.data), raw.msgtype)
+            return deserialize(raw.msgtype, raw.data, self._store)
         except Exception as exc:
             raise BagError(f"{self.path}: message on {raw.topic} ({raw.msgtype}) at {self.when(raw.log_ns)} "
                            f"cannot be decoded: {exc}") from exc
