@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 import av
@@ -74,7 +75,7 @@ def bare_pyav(path: Path, settings: EncoderSettings, width: int, height: int, fr
 
 def ours(writer: VideoFileWriter, frames: list[np.ndarray]) -> tuple[float, float, float]:
     """Seconds from first submit to close() returning (file final), CPU seconds, slowest submit."""
-    encoder = BackgroundEncoder(writer, name="bench")
+    encoder = BackgroundEncoder(lambda: writer, name="bench")
     slowest = 0.0
     t, cpu = time.perf_counter(), time.process_time()
     for f in frames:
@@ -159,7 +160,7 @@ def bench_gil(tmp: Path, quick: bool) -> None:
     frames = rgb_frames(640, 480, n)
     print("GIL: h264 640x480 encoders with 1 thread each, run side by side in one process")
     for k in (1, 2):
-        encoders = [BackgroundEncoder(open_video_writer(tmp / f"gil{j}.mp4", 640, 480, FPS, VideoCodec(threads=1)),
+        encoders = [BackgroundEncoder(partial(open_video_writer, tmp / f"gil{j}.mp4", 640, 480, FPS, VideoCodec(threads=1)),
                                       name=f"gil{j}") for j in range(k)]
         wall, cpu = time.perf_counter(), time.process_time()
         for f in frames:

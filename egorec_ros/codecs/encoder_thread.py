@@ -16,17 +16,22 @@ the first one), counted in ``substituted`` and explained in ``substitution_reaso
 Anything else that fails (the encoder, the disk) stops the stream: the error is raised,
 with the stream name, from the caller's next ``submit`` or ``close``; frames already
 muxed stay readable in the crash-safe file.
+
+Priority: the thread lowers its own (thread_priority.py) before it opens the writer, so
+the codec's worker threads, started when the codec opens, are lowered with it.
 """
 from __future__ import annotations
 
 import queue
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from egorec_ros.codecs.lazy_frame import LazyFrame, frame_array
 from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
+from egorec_ros.thread_priority import BACKGROUND_NICENESS, lower_this_thread
 
 MAX_REASONS = 20        # substitution reasons kept; the count covers all
 MAX_BACKLOG = 30        # frames queued per stream before submit waits
@@ -40,9 +45,12 @@ class EncoderError(RuntimeError):
 class BackgroundEncoder:
     """Encodes one stream in its own thread; owns ``writer`` (only that thread writes to it)."""
 
-    def __init__(self, writer: VideoFileWriter, name: str, max_backlog: int = MAX_BACKLOG):
-        self.writer = writer
+    def __init__(self, open_writer: Callable[[], VideoFileWriter], name: str, max_backlog: int = MAX_BACKLOG,
+                 niceness: int = BACKGROUND_NICENESS):
+        """``open_writer`` is called on the encoder's thread; what it raises (a bad option, a
+        codec that is missing) is raised here, and no thread is left behind."""
         self.name = name
+        self.writer: VideoFileWriter          # set on the encoder's thread, before __init__ returns
         self.substituted = 0
         self.substitution_reasons: list[str] = []
         self._queue: queue.Queue = queue.Queue(maxsize=max_backlog)
@@ -53,8 +61,14 @@ class BackgroundEncoder:
         self._error: BaseException | None = None
         self._closed = False
         self._discard = False
-        self._thread = threading.Thread(target=self._run, name=f"encoder-{name}", daemon=True)
+        self._opened = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(open_writer, niceness), name=f"encoder-{name}",
+                                        daemon=True)
         self._thread.start()
+        self._opened.wait()
+        if self._error is not None:
+            self._thread.join()
+            raise self._error
 
     @property
     def backlog(self) -> int:
@@ -102,7 +116,15 @@ class BackgroundEncoder:
             raise EncoderError(f"stream {self.name!r}: encoder failed after {self.writer.frames_written} "
                                f"frames: {type(self._error).__name__}: {self._error}") from self._error
 
-    def _run(self) -> None:
+    def _run(self, open_writer: Callable[[], VideoFileWriter], niceness: int) -> None:
+        lower_this_thread(niceness)
+        try:
+            self.writer = open_writer()
+        except BaseException as exc:          # raised by __init__
+            self._error = exc
+            return
+        finally:
+            self._opened.set()
         while (payload := self._queue.get()) is not _CLOSE:
             if self._error is None and not self._discard:
                 try:

@@ -4,7 +4,8 @@ parquet row groups and the feature statistics, on one thread off the caller's.
 The parquet schema is the set of columns seen so far (§5.5 column-level sparsity).
 When a column first appears after row groups were written, the file is rewritten
 once with the new column defaulted in the earlier rows; it happens on this thread,
-so the caller never waits, and in practice only in the first seconds.
+so the caller never waits, and in practice only in the first seconds. The thread runs
+below the caller's priority, as the video encoders do (thread_priority.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store.journal import Journal
 from egorec_ros.store.row_buffer import RowBuffer
 from egorec_ros.store.staging import ACCOUNTING
+from egorec_ros.thread_priority import lower_this_thread
 
 DATA_FILE = "data.parquet"
 EXTEND_FILE = "data.before-extend.parquet"  # the file while a new column is defaulted into it
@@ -94,6 +96,7 @@ class RowSink:
             raise RuntimeError(f"writing rows of {self.folder} failed: {self._error}") from self._error
 
     def _run(self) -> None:
+        lower_this_thread()
         try:
             while (item := self._queue.get()) is not None:
                 buffer, accounting = item

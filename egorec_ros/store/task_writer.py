@@ -8,6 +8,7 @@ from pathlib import Path
 
 from egorec_ros.allocator import keep_frame_buffers
 from egorec_ros.codecs import depth
+from egorec_ros.codecs.encoder_thread import MAX_BACKLOG
 from egorec_ros.codecs.video_codec import VideoCodec
 from egorec_ros.errors import UserError
 from egorec_ros.layout import atomic
@@ -37,12 +38,14 @@ class TaskFormatError(UserError, ValueError):
 class TaskWriter:
     def __init__(self, task_dir: str | Path, *, task_name: str | None = None,
                  chunks_size: int = DEFAULT_CHUNKS_SIZE, codec: VideoCodec | None = None,
-                 depth_container: str = "mp4", discard_if_unused: bool = False, crash_journal: bool = True) -> None:
+                 depth_container: str = "mp4", discard_if_unused: bool = False, crash_journal: bool = True,
+                 encoder_backlog: int = MAX_BACKLOG) -> None:
         """``discard_if_unused``: a task dir this writer creates is removed again on close
         if no episode was committed into it (a conversion that failed leaves nothing behind).
         ``crash_journal=False`` where the rows can be rebuilt from their source (a conversion:
         the bag is still there): no second copy of every row, and an interrupted episode has
-        nothing to salvage (`egorec recover` sets it aside)."""
+        nothing to salvage (`egorec recover` sets it aside). ``encoder_backlog``: frames each
+        stream's encoder may have queued before appending a row waits (codecs.encoder_thread)."""
         keep_frame_buffers()   # frames of ~1 MB come and go from now on (allocator.py)
         root = Path(task_dir)
         self._discard = discard_if_unused and not root.exists()
@@ -68,6 +71,7 @@ class TaskWriter:
         self.codec = codec or VideoCodec()
         self.depth_container = depth_container
         self.crash_journal = crash_journal
+        self.encoder_backlog = encoder_backlog
         self._current: EpisodeWriter | None = None
 
     def tasks_jsonl(self) -> bytes | None:
@@ -108,7 +112,8 @@ class TaskWriter:
         folder.mkdir()
         task_text = task or self.task_name
         try:
-            videos = EpisodeVideos(folder, decl.videos, decl.fps, self.codec, self.depth_container)
+            videos = EpisodeVideos(folder, decl.videos, decl.fps, self.codec, self.depth_container,
+                                   self.encoder_backlog)
             manifest = Manifest(chosen.index, task_text, tasks.task_index(self.paths.tasks, task_text), self.task_name,
                                 time.time() if created_at is None else created_at, decl,
                                 videos.extensions, _codec_description(self.codec, videos.extensions, decl))

@@ -3,11 +3,12 @@ writing into the staging folder, so appending a row never waits for an encoder."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from egorec_ros.codecs.depth import open_depth_writer
-from egorec_ros.codecs.encoder_thread import BackgroundEncoder
+from egorec_ros.codecs.encoder_thread import MAX_BACKLOG, BackgroundEncoder
 from egorec_ros.codecs.probe import count_frames
 from egorec_ros.codecs.video import open_video_writer
 from egorec_ros.codecs.video_codec import VideoCodec
@@ -29,19 +30,17 @@ class VideoResult:
 
 class EpisodeVideos:
     def __init__(self, folder: Path, videos: Sequence[VideoSpec], fps: float, codec: VideoCodec,
-                 depth_container: str = "mp4") -> None:
+                 depth_container: str = "mp4", max_backlog: int = MAX_BACKLOG) -> None:
         self.encoders: dict[str, BackgroundEncoder] = {}
         self.extensions: dict[str, str] = {}
         try:
             for v in videos:
                 rate = v.fps or fps
-                if v.kind == "depth":
-                    writer = open_depth_writer(folder / f"{v.key}.{depth_container}", v.width, v.height, rate,
-                                               container=depth_container)
-                else:
-                    writer = open_video_writer(folder / f"{v.key}.mp4", v.width, v.height, rate, codec)
-                self.extensions[v.key] = writer.extension
-                self.encoders[v.key] = BackgroundEncoder(writer, name=v.key)
+                opener = (partial(open_depth_writer, folder / f"{v.key}.{depth_container}", v.width, v.height, rate,
+                                  container=depth_container) if v.kind == "depth"
+                          else partial(open_video_writer, folder / f"{v.key}.mp4", v.width, v.height, rate, codec))
+                self.encoders[v.key] = BackgroundEncoder(opener, name=v.key, max_backlog=max_backlog)
+                self.extensions[v.key] = self.encoders[v.key].writer.extension
         except BaseException:
             self.abort()
             raise

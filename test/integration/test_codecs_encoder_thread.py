@@ -59,7 +59,7 @@ def test_every_submission_is_one_frame(tmp_path: Path) -> None:
         frames[10][..., :2],              # 10: two channels -> repeat 9
         frames[11],
     ]
-    encoder = BackgroundEncoder(open_video_writer(tmp_path / "v.mp4", W, H, 30), name="head_left_rgb")
+    encoder = BackgroundEncoder(lambda: open_video_writer(tmp_path / "v.mp4", W, H, 30), name="head_left_rgb")
     for p in payloads:
         encoder.submit(p)
     assert encoder.close() == len(payloads) == encoder.frames_written
@@ -80,7 +80,7 @@ def test_every_submission_is_one_frame(tmp_path: Path) -> None:
 
 def test_depth_substitutes_no_depth_before_the_first_good_frame(tmp_path: Path) -> None:
     good = np.full((H, W), 1500, np.uint16)
-    encoder = BackgroundEncoder(open_depth_writer(tmp_path / "d.mkv", W, H, 30, "mkv"), name="d435_depth")
+    encoder = BackgroundEncoder(lambda: open_depth_writer(tmp_path / "d.mkv", W, H, 30, "mkv"), name="d435_depth")
     for p in [np.zeros((H, W, 3), np.uint8), good, Jpeg(None)]:
         encoder.submit(p)
     assert encoder.close() == 3 and encoder.substituted == 2
@@ -103,7 +103,7 @@ def disk_full_after(limit_bytes: int):
 
 def test_encoder_failure_surfaces_with_the_stream_name(tmp_path: Path) -> None:
     frames = render(40)
-    encoder = BackgroundEncoder(open_video_writer(tmp_path / "v.mp4", W, H, 30), name="stereo_left")
+    encoder = BackgroundEncoder(lambda: open_video_writer(tmp_path / "v.mp4", W, H, 30), name="stereo_left")
     with disk_full_after(40_000):
         for f in frames[:30]:
             encoder.submit(f)
@@ -123,7 +123,7 @@ def test_encoder_failure_surfaces_with_the_stream_name(tmp_path: Path) -> None:
 
 def test_submit_never_waits_for_the_encoder(tmp_path: Path) -> None:
     frames = render(30)
-    encoder = BackgroundEncoder(open_video_writer(tmp_path / "v.mp4", W, H, 30), name="slow")
+    encoder = BackgroundEncoder(lambda: open_video_writer(tmp_path / "v.mp4", W, H, 30), name="slow")
     times = []
     for f in frames:
         t = time.perf_counter()
@@ -147,7 +147,7 @@ def test_a_slow_encoder_makes_submit_wait_instead_of_growing_memory(tmp_path: Pa
         time.sleep(0.01)
         real_write(frame)
     writer.write = slow_write
-    encoder = BackgroundEncoder(writer, "slow", max_backlog=3)
+    encoder = BackgroundEncoder(lambda: writer, "slow", max_backlog=3)
     frame = np.zeros((48, 64, 3), np.uint8)
     peak = 0
     for _ in range(30):
