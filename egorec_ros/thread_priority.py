@@ -24,7 +24,8 @@ BACKGROUND_NICENESS = 5   # +5: the scheduler gives a nice-0 thread ~3x the CPU 
 
 
 def lower_this_thread(niceness: int = BACKGROUND_NICENESS) -> bool:
-    """Add ``niceness`` to the calling thread's own; True if it changed."""
+    """Add ``niceness`` to the calling thread's own (the kernel caps it at 19); False where
+    that cannot be done (not Linux, ``setpriority`` refused)."""
     if not sys.platform.startswith("linux") or niceness <= 0:
         return False
     tid = threading.get_native_id()

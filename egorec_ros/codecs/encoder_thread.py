@@ -31,7 +31,7 @@ import numpy as np
 
 from egorec_ros.codecs.lazy_frame import LazyFrame, frame_array
 from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
-from egorec_ros.thread_priority import BACKGROUND_NICENESS, lower_this_thread
+from egorec_ros.thread_priority import lower_this_thread
 
 MAX_REASONS = 20        # substitution reasons kept; the count covers all
 MAX_BACKLOG = 30        # frames queued per stream before submit waits
@@ -45,8 +45,7 @@ class EncoderError(RuntimeError):
 class BackgroundEncoder:
     """Encodes one stream in its own thread; owns ``writer`` (only that thread writes to it)."""
 
-    def __init__(self, open_writer: Callable[[], VideoFileWriter], name: str, max_backlog: int = MAX_BACKLOG,
-                 niceness: int = BACKGROUND_NICENESS):
+    def __init__(self, open_writer: Callable[[], VideoFileWriter], name: str, max_backlog: int = MAX_BACKLOG):
         """``open_writer`` is called on the encoder's thread; what it raises (a bad option, a
         codec that is missing) is raised here, and no thread is left behind."""
         self.name = name
@@ -62,8 +61,7 @@ class BackgroundEncoder:
         self._closed = False
         self._discard = False
         self._opened = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(open_writer, niceness), name=f"encoder-{name}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(open_writer,), name=f"encoder-{name}", daemon=True)
         self._thread.start()
         self._opened.wait()
         if self._error is not None:
@@ -116,8 +114,8 @@ class BackgroundEncoder:
             raise EncoderError(f"stream {self.name!r}: encoder failed after {self.writer.frames_written} "
                                f"frames: {type(self._error).__name__}: {self._error}") from self._error
 
-    def _run(self, open_writer: Callable[[], VideoFileWriter], niceness: int) -> None:
-        lower_this_thread(niceness)
+    def _run(self, open_writer: Callable[[], VideoFileWriter]) -> None:
+        lower_this_thread()
         try:
             self.writer = open_writer()
         except BaseException as exc:          # raised by __init__
