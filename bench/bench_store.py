@@ -42,7 +42,7 @@ from egorec_ros.sim.replay import DEFAULT_START_NS, simulate
 from egorec_ros.store import TaskWriter
 from egorec_ros.store.episode_writer import FLUSH_BYTES, FLUSH_ROWS
 from egorec_ros.store.journal import Journal
-from egorec_ros.store.row_sink import parquet_options
+from egorec_ros.store.row_sink import matrices_by_row, parquet_options
 
 OPTION_VARIANTS: dict[str, dict] = {   # changes to parquet_options() tried on the matrix columns
     "parquet_options() as shipped": {},
@@ -54,6 +54,7 @@ OPTION_VARIANTS: dict[str, dict] = {   # changes to parquet_options() tried on t
     "data_page_size 8 MB": {"data_page_size": 8 << 20},
     "default write_batch_size": {"write_batch_size": None},
     "non-nullable list items": {"non_nullable_items": True},
+    "one chunk per row group (before matrices_by_row)": {"whole_groups": True},
     "zstd level -1": {"compression_level": -1},
     "data_page_size 16 MB": {"data_page_size": 16 << 20},
     "write_batch_size 1 M": {"write_batch_size": 1 << 20},
@@ -166,7 +167,7 @@ def breakdown(pool: list[dict], decl: Declaration, n: int, present: list[str],
     def parquet() -> None:
         with pq.ParquetWriter(io.BytesIO(), groups[0].schema, **parquet_options(specs)) as w:
             for t in groups:
-                w.write_table(t, row_group_size=t.num_rows)
+                w.write_table(matrices_by_row(t, specs), row_group_size=t.num_rows)
 
     steps = [("to_arrow: force matrices (encode)", lambda: convert({Layout.MATRIX})),
              ("to_arrow: all other columns", lambda: convert(set(Layout) - {Layout.MATRIX})),
@@ -190,6 +191,8 @@ def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 3) 
         for label, change in OPTION_VARIANTS.items():
             change = dict(change)
             tables = strict if change.pop("non_nullable_items", False) else plain
+            if not change.pop("whole_groups", False):
+                tables = [matrices_by_row(t, specs) for t in tables]
             options = {k: v for k, v in {**parquet_options(specs), **change}.items() if v is not None}
             buf = io.BytesIO()
 

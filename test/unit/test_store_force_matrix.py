@@ -119,3 +119,22 @@ def test_encoding_into_a_column_buffer_equals_encoding_alone(encoding: str) -> N
     fm.encode(batch[1], encoding, 10, out=column[fm.FLAT:2 * fm.FLAT])
     np.testing.assert_array_equal(column[fm.FLAT:2 * fm.FLAT], fm.encode(batch[1], encoding, 10)[0])
     assert (column[:fm.FLAT] == 99).all() and (column[2 * fm.FLAT:] == 99).all()
+
+
+def test_a_row_group_written_a_matrix_row_at_a_time_reads_back_the_same(tmp_path) -> None:
+    """matrices_by_row: the row sink hands pyarrow's parquet writer one chunk per row of a
+    matrix column (cheaper levels); the file holds the same schema and values, in one row group."""
+    import pyarrow.parquet as pq
+
+    from egorec_ros.store.row_sink import matrices_by_row, parquet_options
+    specs = [col.force_matrix("observation.gripper_left_force_matrix"), col.scalar("frame_index", "int64")]
+    rng = np.random.default_rng(5)
+    values = [rng.normal(0, 500, fm.SHAPE).astype(np.float32) if i != 2 else None for i in range(5)]
+    table = pa.Table.from_arrays([specs[0].to_arrow(values), specs[1].to_arrow(list(range(5)))],
+                                 schema=pa.schema([pa.field(c.name, c.type) for c in specs]))
+    by_row = matrices_by_row(table, specs)
+    assert by_row.column(0).num_chunks == 5 and by_row.column(1).num_chunks == 1
+    assert by_row.schema == table.schema and by_row.equals(table)
+    pq.write_table(by_row, tmp_path / "d.parquet", row_group_size=by_row.num_rows, **parquet_options(specs))
+    back = pq.ParquetFile(tmp_path / "d.parquet")
+    assert back.num_row_groups == 1 and back.read().equals(table)
