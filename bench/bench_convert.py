@@ -295,7 +295,10 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
 
 
 def _child(args: list[str]) -> dict:
-    done = subprocess.run([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, check=True)
+    done = subprocess.run([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise SystemExit(f"bench_convert: the {args[1]!r} run failed (exit status {done.returncode}); "
+                         "its error is printed above")
     return json.loads(done.stdout.splitlines()[-1])
 
 

@@ -89,7 +89,7 @@ def run(args) -> int:
                               parallel=Parallelism(jobs=args.jobs, ray=args.ray is not None,
                                                    ray_address=args.ray or None),
                               on_episode=_announce)
-    except (UserError, ValueError, RuntimeError) as exc:
+    except UserError as exc:             # anything else is a bug and keeps its traceback
         print(f"egorec convert: {exc}", file=sys.stderr)
         return 2
     _summarise(result)

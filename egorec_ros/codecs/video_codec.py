@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from egorec_ros.errors import UserError
+
+
+class CodecOptionError(UserError, ValueError):
+    """A codec, crf, encoder or GOP that cannot be used (--codec, --crf, --gop)."""
+
 
 @dataclass(frozen=True)
 class _Family:
@@ -35,15 +41,15 @@ class VideoCodec:
     def __post_init__(self) -> None:
         family = CODECS.get(self.name)
         if family is None:
-            raise ValueError(f"unknown video codec {self.name!r}; choose one of {', '.join(CODECS)}")
+            raise CodecOptionError(f"unknown video codec {self.name!r}; choose one of {', '.join(CODECS)}")
         if self.crf is None:
             object.__setattr__(self, "crf", family.crf)
         if self.preset is None:
             object.__setattr__(self, "preset", family.preset)
         lo, hi = family.crf_range
         if not lo <= self.crf <= hi:
-            raise ValueError(f"{self.name} crf must be in {lo}..{hi}, got {self.crf}")
+            raise CodecOptionError(f"{self.name} crf must be in {lo}..{hi}, got {self.crf}")
         if self.encoder is not None and not self.encoder.startswith(self.name + "_"):
-            raise ValueError(f"encoder {self.encoder!r} does not encode {self.name}")
+            raise CodecOptionError(f"encoder {self.encoder!r} does not encode {self.name}")
         if self.gop < 1 or self.threads < 1:
-            raise ValueError(f"gop and threads must be >= 1, got gop={self.gop} threads={self.threads}")
+            raise CodecOptionError(f"gop and threads must be >= 1, got gop={self.gop} threads={self.threads}")

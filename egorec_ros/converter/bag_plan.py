@@ -16,6 +16,7 @@ from pathlib import Path
 
 from egorec_ros.converter import split
 from egorec_ros.bags.bagfile import Bag, open_bag
+from egorec_ros.converter.errors import ConvertOptionError
 from egorec_ros.messages.payloads.camera_info import camera_info_topic
 from egorec_ros.converter.failures import MissingTopicError, NothingToConvertError
 from egorec_ros.converter.plan import TopicPlan, plan_topics
@@ -38,7 +39,7 @@ class SplitRule:
     def __post_init__(self) -> None:
         chosen = [self.gap_s is not None, bool(self.ranges), self.marker is not None]
         if sum(chosen) > 1:
-            raise ValueError("split a bag by one of gap, ranges or marker, not several")
+            raise ConvertOptionError("split a bag by one of gap, ranges or marker, not several")
 
     @property
     def cuts(self) -> bool:

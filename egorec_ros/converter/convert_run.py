@@ -27,6 +27,7 @@ from egorec_ros.assembly.counts import judged
 from egorec_ros.converter.bag_plan import BagPlan, SplitRule, plan_bag
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome
 from egorec_ros.converter.failures import CONVERSION_ERRORS, DuplicateBagError
+from egorec_ros.converter.errors import ConvertOptionError
 from egorec_ros.converter.interrupts import interrupts_deferred
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
@@ -41,6 +42,10 @@ class Parallelism:
     jobs: int = 1                   # worker processes (1 and no Ray: in the driver)
     ray: bool = False
     ray_address: str | None = None  # None: a local Ray instance for the run
+
+    def __post_init__(self) -> None:
+        if self.jobs < 1:           # refused before any bag is read
+            raise ConvertOptionError(f"--jobs must be at least 1, got {self.jobs}")
 
 
 @dataclass

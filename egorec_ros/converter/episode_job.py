@@ -26,6 +26,7 @@ from egorec_ros.bags.bagfile import Bag, open_bag
 from egorec_ros.converter.calibration import with_bag_calibration
 from egorec_ros.converter.clocks import ClockPolicy
 from egorec_ros.converter.episode_clock import episode_clock, episode_offset, read_window
+from egorec_ros.converter.errors import ConvertOptionError
 from egorec_ros.converter.failures import CONVERSION_ERRORS, NoRowsError
 from egorec_ros.converter.frame_watch import FrameWatch
 from egorec_ros.converter.gap_guard import DEFAULT_MAX_GAP_S, GapGuard
@@ -60,7 +61,7 @@ class ConvertSettings:
 
     def __post_init__(self) -> None:
         if not self.max_gap_s > 0:
-            raise ValueError(f"--max-gap must be positive, got {self.max_gap_s:g} s")
+            raise ConvertOptionError(f"--max-gap must be positive, got {self.max_gap_s:g} s")
 
 
 @dataclass(frozen=True)

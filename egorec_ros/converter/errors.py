@@ -8,3 +8,8 @@ from egorec_ros.errors import UserError
 class ClockPolicyError(UserError, ValueError):
     """Streams of one episode stamped by different clocks (e.g. 2013 header stamps
     next to 2023 receive times) would be paired as if simultaneous."""
+
+
+class ConvertOptionError(UserError, ValueError):
+    """A convert option that cannot work: --jobs 0, overlapping --range pairs, --ray
+    without ray installed..."""

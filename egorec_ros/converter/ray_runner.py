@@ -10,6 +10,7 @@ egorec_ros, so the cluster's Python environment needs it (``runtime_env`` or an 
 from __future__ import annotations
 
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome, convert_episode
+from egorec_ros.converter.errors import ConvertOptionError
 from egorec_ros.converter.failures import SharedFilesystemError
 from egorec_ros.converter.runners import POLL_S, OnProgress, QueueProgress, drain
 from egorec_ros.converter.work_dir import check_shared
@@ -19,7 +20,7 @@ def _ray():
     try:
         import ray
     except ImportError:
-        raise RuntimeError("--ray needs the ray package: pip install 'egorec_ros[ray]' (or pip install ray)") from None
+        raise ConvertOptionError("--ray needs the ray package: pip install 'egorec_ros[ray]' (or pip install ray)") from None
     return ray
 
 

@@ -96,8 +96,6 @@ def _run_in_worker(job: EpisodeJob, settings: ConvertSettings) -> EpisodeOutcome
 
 class ProcessRunner:
     def __init__(self, settings: ConvertSettings, workers: int, on_progress: OnProgress) -> None:
-        if workers < 1:
-            raise ValueError(f"--jobs must be at least 1, got {workers}")
         ctx = multiprocessing.get_context("spawn")
         self._settings, self._on_progress = settings, on_progress
         self._events = ctx.Queue()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from egorec_ros.bags.bagfile import Bag
+from egorec_ros.converter.errors import ConvertOptionError
 from egorec_ros.messages.errors import StreamMappingError
 from egorec_ros.messages.payloads.markers import BOOL, STRING
 
@@ -40,7 +41,7 @@ def whole_bag(bag: Bag) -> list[EpisodeWindow]:
 def split_by_gap(bag: Bag, topics: Collection[str], gap_s: float) -> list[EpisodeWindow]:
     """Cut where no message arrives on ``topics`` for more than ``gap_s`` seconds."""
     if gap_s <= 0:
-        raise ValueError(f"gap must be positive, got {gap_s} s")
+        raise ConvertOptionError(f"gap must be positive, got {gap_s} s")
     gap_ns = int(gap_s * 1e9)
     windows: list[EpisodeWindow] = []
     first = last = None
@@ -64,24 +65,24 @@ def split_by_ranges(bag: Bag, ranges: Sequence[Sequence[float | Decimal | str]],
     """One window per [start_s, end_s]; refused when a range is empty, reversed, outside the bag
     or overlaps another."""
     if origin not in (BAG, EPOCH):
-        raise ValueError(f"range origin must be {BAG!r} (seconds from the bag start) or {EPOCH!r}, got {origin!r}")
+        raise ConvertOptionError(f"range origin must be {BAG!r} (seconds from the bag start) or {EPOCH!r}, got {origin!r}")
     base = bag.start_ns if origin == BAG else 0
     windows = []
     for pair in ranges:
         if len(pair) != 2:
-            raise ValueError(f"a time range is [start, end], got {list(pair)}")
+            raise ConvertOptionError(f"a time range is [start, end], got {list(pair)}")
         start_s, end_s = (Decimal(str(v)) for v in pair)   # exact: epoch seconds need all 19 digits
         if end_s <= start_s:
-            raise ValueError(f"time range [{start_s:g}, {end_s:g}] ends before it starts")
+            raise ConvertOptionError(f"time range [{start_s:g}, {end_s:g}] ends before it starts")
         start, end = max(base + _ns(start_s), bag.start_ns), min(base + _ns(end_s), bag.end_ns)
         if end <= start:
-            raise ValueError(f"{bag.path}: time range [{start_s:g}, {end_s:g}] ({origin} seconds) is outside the "
+            raise ConvertOptionError(f"{bag.path}: time range [{start_s:g}, {end_s:g}] ({origin} seconds) is outside the "
                              f"bag, which spans {(bag.start_ns - base) / 1e9:.3f} .. {(bag.end_ns - base) / 1e9:.3f}")
         windows.append(EpisodeWindow(start, end, f"range [{start_s:g}, {end_s:g}] ({origin} s)"))
     windows.sort(key=lambda w: w.start_ns)
     for a, b in pairwise(windows):
         if b.start_ns < a.end_ns:
-            raise ValueError(f"time ranges overlap: {a.reason} and {b.reason}")
+            raise ConvertOptionError(f"time ranges overlap: {a.reason} and {b.reason}")
     return windows
 
 

@@ -68,7 +68,7 @@ def test_the_row_sink_writes_below_the_caller(tmp_path: Path) -> None:
     mine = niceness(threading.get_native_id())
     sink = RowSink(tmp_path, [ColumnSpec("index", Layout.SCALAR, "int64", always=True)], journal=False)
     try:
-        tid = sink._thread.native_id
+        (tid,) = [t.native_id for t in threading.enumerate() if t.name == f"rows:{tmp_path.name}"]   # named for py-spy
         deadline = time.monotonic() + 5
         while niceness(tid) == mine and time.monotonic() < deadline:   # its first step
             time.sleep(0.01)

@@ -17,7 +17,7 @@ from egorec_ros.converter.samples import iter_samples
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import StreamSpec
 from helpers.cli import egorec
-from helpers.convert import START_NS, sim_bag
+from helpers.convert import RIG_ARGS, START_NS, sim_bag
 
 YEAR_NS = int(365.25 * 86400 * 1e9)
 DAMAGED_SQLITE = ("the sqlite3 file is damaged (truncated or corrupt); `ros2 bag reindex` only rebuilds metadata.yaml "
@@ -130,3 +130,17 @@ def test_the_same_bag_given_twice_is_refused_before_anything_is_written(tmp_path
         assert done.stderr == (f"egorec convert: the same bag is given twice: {first} and {second} (both are {db3}); "
                                "remove one of them: converting a bag twice would make two identical episodes\n")
         assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--crf", "99"], "h264 crf must be in 0..51, got 99"),
+    (["--jobs", "0"], "--jobs must be at least 1, got 0"),
+])
+def test_an_option_that_cannot_work_is_one_line_and_writes_nothing(tmp_path, flags, message):
+    """Bad options are user errors (exit status 2, `egorec convert: ...`); anything else
+    that goes wrong inside the converter is a bug and keeps its traceback."""
+    folder = sim_bag(tmp_path / "bag", 1.0, storage="rosbag2/sqlite3")
+    done = egorec("convert", folder, *RIG_ARGS, "--task", "t", "--out", tmp_path / "out", *flags)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("egorec convert: ") and message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
