@@ -63,6 +63,8 @@ class _Stream:
     queue: Any
     shapes: dict[str, tuple[int, ...]]
     floor: int                       # smallest stamp that can still reach a row
+    slot: str = ""                   # VIDEO/DEPTH: the image key its frames go under (spec.slot)
+    master: str = ""                 # DEPTH: the image key of the video it is matched to (spec.master)
     excluded: bool = False           # video stream left out of the episode
     reasons: list[str] = field(default_factory=list)
 
@@ -106,8 +108,12 @@ class Assembler:
         for sid, spec in rig.streams.items():
             queue = {StreamKind.VIDEO: VideoQueue, StreamKind.DEPTH: VideoQueue,
                      StreamKind.IMU: WindowQueue, StreamKind.TRAJECTORY: WindowQueue}.get(spec.kind, LatestQueue)
-            self._streams[sid] = _Stream(spec, queue(), intake.field_shapes(spec, kinds[spec.device]),
-                                         floor=self.start_ns)
+            s = _Stream(spec, queue(), intake.field_shapes(spec, kinds[spec.device]), floor=self.start_ns)
+            if s.is_video:
+                s.slot = _image_key(sid, "slot", spec.slot)
+            if spec.kind is StreamKind.DEPTH:
+                s.master = _image_key(sid, "master", spec.master)
+            self._streams[sid] = s
         self._videos = [s for s in self._streams.values() if s.is_video]
         self._status: dict[str, list[_Stream]] = {}
         for s in self._streams.values():
@@ -165,15 +171,16 @@ class Assembler:
         """Finalise every row whose deadline (+ margin) is before ``now_ns``; returns rows built."""
         if self.grid is None and not self._try_start(now_ns):
             return 0
+        grid = self._grid
         built = 0
         while True:
-            t = self.grid.tick(self.rows)
+            t = grid.tick(self.rows)
             if (self.stop_ns is not None and t > self.stop_ns) or self.rows == self.max_rows:
                 break
             deadline = t + self._latency
             if now_ns <= deadline + self._margin:
                 break
-            self._build_row(t, deadline)
+            self._build_row(grid, t, deadline)
             self._seal(deadline)
             self._lags.append(now_ns - deadline)
             built += 1
@@ -188,7 +195,7 @@ class Assembler:
             s.queue.close(self._due(s))
         return AssemblyReport(
             rows=self.rows, t0=self.grid.t0 if self.grid else None, start_ns=self.start_ns, stop_ns=self.stop_ns,
-            video_keys=[s.spec.slot for s in self.included], missing_streams=self.missing,
+            video_keys=[s.slot for s in self.included], missing_streams=self.missing,
             streams={sid: s.queue.counts.to_json() for sid, s in self._streams.items()},
             invalid_examples={sid: s.reasons for sid, s in self._streams.items() if s.reasons},
             unknown_streams=dict(self._unknown), finalize_lag_ns=np.asarray(self._lags, dtype=np.int64))
@@ -203,6 +210,14 @@ class Assembler:
         """D. A sample arriving after stop + D cannot be in any row: it is not part of the
         episode (both drivers stop handing samples over there, so their counts agree)."""
         return self._latency
+
+    @property
+    def _grid(self) -> TickGrid:
+        """The tick grid, which exists once the episode started (t0 placed): rows need it."""
+        if self.grid is None:
+            raise RuntimeError("the assembler has no tick grid yet: rows are built only after the episode "
+                               "started (t0 placed by _try_start)")
+        return self.grid
 
     def counts(self) -> dict[str, StreamCounts]:
         return {sid: s.queue.counts for sid, s in self._streams.items()}
@@ -262,7 +277,7 @@ class Assembler:
         return any(abs(p.stamp - t) <= self._tolerance and p.arrival <= deadline for p in s.queue.pending)
 
     def _start(self, t0: int, included: list[_Stream]) -> bool:
-        self.grid = TickGrid.at(t0, self.rig.fps)
+        self.grid = grid = TickGrid.at(t0, self.rig.fps)
         order = {id(s): i for i, s in enumerate(self._videos)}
         self.included = sorted(included, key=lambda s: order[id(s)])
         self.missing = [s.spec.id for s in self._videos if s not in included]
@@ -274,37 +289,37 @@ class Assembler:
                 s.queue.pending.clear()
                 continue
             # a video frame is usable from t0 - tolerance; row 0's window is (t_-1, t0]
-            s.floor = max(s.floor, t0 - self._tolerance if s.is_video else self.grid.tick(-1) + 1)
+            s.floor = max(s.floor, t0 - self._tolerance if s.is_video else grid.tick(-1) + 1)
             s.queue.drop_before(s.floor)
-        self.output.begin([s.spec.slot for s in self.included])
+        self.output.begin([s.slot for s in self.included])
         return True
 
     # ---- rows -----------------------------------------------------------------------
 
-    def _build_row(self, t: int, deadline: int) -> None:
+    def _build_row(self, grid: TickGrid, t: int, deadline: int) -> None:
         values: dict[str, Any] = {}
         frames: dict[str, Any] = {}
         chosen: dict[str, Pending] = {}
         forensic = self.rig.forensic_slot
-        previous = self.grid.tick(self.rows - 1)
+        previous = grid.tick(self.rows - 1)
         for s in self.included:
             if s.spec.kind is StreamKind.DEPTH:
                 continue
             frame, repeated, gap = s.queue.take(t, deadline, self._tolerance, self._frame_due)
-            frames[s.spec.slot], chosen[s.spec.slot] = frame.payload, frame
-            if s.spec.slot == forensic:
+            frames[s.slot], chosen[s.slot] = frame.payload, frame
+            if s.slot == forensic:
                 values.update(host_ns=frame.arrival, rgb_dup=int(repeated), rgb_gap=gap,
                               ts_src=int(frame.raw != 0))
         for s in self.included:
             if s.spec.kind is not StreamKind.DEPTH:
                 continue
-            anchor = chosen[s.spec.master].stamp
+            anchor = chosen[s.master].stamp
             frame, repeated, gap = s.queue.take(anchor, deadline, self._tolerance, self._frame_due)
-            frames[s.spec.slot] = frame.payload
-            if s.spec.master == forensic:
+            frames[s.slot] = frame.payload
+            if s.master == forensic:
                 values.update(depth_ns=frame.stamp, depth_dup=int(repeated), depth_gap=gap)
         if self._master is not None:
-            master = chosen[self._master.spec.slot]
+            master = chosen[self._master.slot]
             values["hardware_ns"] = master.stamp
             if master.raw:
                 values["raw_hw_ns"] = master.raw
@@ -328,11 +343,20 @@ class Assembler:
         for status, streams in self._status.items():
             alive = any(s.queue.last_alive >= t - silence for s in streams)
             values[f"status.{status}"] = "connected" if alive else "disconnected"
-        values["timestamp"] = (t - self.grid.t0) / 1e9
+        values["timestamp"] = (t - grid.t0) / 1e9
         values["wall_time"] = (t + self.config.wall_offset_ns) / 1e9
         self.output.row(values, frames)
         self.rows += 1
 
     def _frame_due(self, stamp: int) -> int:
         """Deadline of the tick nearest a video frame's stamp: the row it belongs to."""
-        return self.grid.tick(self.grid.nearest(stamp)) + self._latency
+        grid = self._grid
+        return grid.tick(grid.nearest(stamp)) + self._latency
+
+
+def _image_key(sid: str, what: str, key: str | None) -> str:
+    """A video/depth stream's ``slot`` or ``master``: rows store and match frames by it."""
+    if key is None:
+        raise ValueError(f"stream {sid}: a video or depth stream needs a {what} (an image key), and it has none; "
+                         "compile the rig with egorec_ros.rig.compile.compile_rig, which sets it")
+    return key

@@ -15,8 +15,16 @@ from egorec_ros.rig.model import StreamSpec
 
 def field_shapes(spec: StreamSpec, device_kind: str) -> dict[str, tuple[int, ...]]:
     role = DEVICE_KINDS[device_kind][spec.role]
-    dim = spec.source.get("dim")  # fields whose size the rig sets (joint states)
-    return {f.name: (int(dim),) if f.shape == (0,) else f.shape for f in role.fields}
+    return {f.name: _rig_sized(spec, f.name) if f.shape == (0,) else f.shape for f in role.fields}
+
+
+def _rig_sized(spec: StreamSpec, name: str) -> tuple[int]:
+    """The shape of a field whose size the rig sets (joint states: ``dim``)."""
+    dim = spec.source.get("dim")
+    if dim is None:
+        raise ValueError(f"stream {spec.id}: field {name!r} takes its size from the stream's `dim:`, which is "
+                         "not set; compile the rig with egorec_ros.rig.compile.compile_rig, which requires it")
+    return (int(dim),)
 
 
 def problem(sample: Sample, spec: StreamSpec, shapes: dict[str, tuple[int, ...]]) -> str | None:

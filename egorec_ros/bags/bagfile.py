@@ -106,9 +106,12 @@ class Bag:
         conns = [c for c in self._connections if topics is None or c.topic in topics]
         if not conns:
             return
+        reader = self._reader
+        if reader is None:      # a bug, not a bad bag: like reading a closed file
+            raise ValueError(f"{self.path}: the bag is closed; read it before closing it (or inside its `with`)")
         last: RawMessage | None = None
         try:
-            for conn, log_ns, data in self._reader.messages(conns, start=start_ns, stop=stop_ns):
+            for conn, log_ns, data in reader.messages(conns, start=start_ns, stop=stop_ns):
                 last = RawMessage(conn.topic, self._msgtype[conn.id], log_ns, data)
                 yield last
         except Exception as exc:  # any reader failure (truncated chunk, sqlite error, zstd error, ...)
@@ -173,10 +176,10 @@ def _locate(path: Path) -> tuple[str, Path]:
         raise BagError(f"{path}: no such bag file or folder")
     if path.is_dir():
         if (path / "metadata.yaml").is_file():
-            storage, first = _folder_storage(path)
+            named, first = _folder_storage(path)
             if first is not None:
-                _check_file(first, storage, path / "metadata.yaml")
-            return storage, path
+                _check_file(first, named, path / "metadata.yaml")
+            return named, path
         files = sorted(p for p in path.iterdir() if p.suffix in (".mcap", ".db3"))
         if len(files) != 1:
             raise BagError(f"{path}: a rosbag2 folder without metadata.yaml and with {len(files)} storage files "

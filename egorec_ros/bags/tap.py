@@ -26,8 +26,9 @@ class BagTap:
             raise FileExistsError(f"{path} exists; choose a new folder for the bag")
         self.path = path
         self._store = ros2_typestore()
-        self._writer = Ros2Writer(path, version=Ros2Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP)
-        self._writer.open()
+        writer = Ros2Writer(path, version=Ros2Writer.VERSION_LATEST, storage_plugin=StoragePlugin.MCAP)
+        writer.open()
+        self._writer: Ros2Writer | None = writer        # None once closed
         self._connections: dict[tuple[str, str], Connection] = {}
         self._lock = threading.Lock()
         self.messages = 0

@@ -201,7 +201,7 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
     except Exception as exc:   # MissingVideoError, a failed commit: the message says what and what to do
         print(f"episode {n + 1} FAILED: {exc}", file=sys.stderr)
         return "failed"
-    if last["aborted"]:
+    if last["aborted"] or report is None:   # no report: discarded before it stopped
         print(f"episode {last['number']} discarded: nothing of it was written, its number is recycled",
               file=sys.stderr)
         return why

@@ -218,7 +218,7 @@ def plan_encoding(streams: Sequence[StreamNeed], codec: VideoCodec, depth_contai
 
 def advice(plan: EncodingPlan) -> str:
     """What to tell the user when the plan does not fit the machine."""
-    worst = max(plan.per_stream, key=plan.per_stream.get)
+    worst = max(plan.per_stream, key=plan.per_stream.__getitem__)
     return (f"this machine can encode about {100 / plan.load:.0f} % of what the rig needs in real time "
             f"(encoders need {plan.load:.2f}x the machine; {worst} alone {plan.per_stream[worst]:.2f}x): "
             f"frames will be repeated. Record at a smaller --size, with a faster codec or preset "

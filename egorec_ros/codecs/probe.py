@@ -102,6 +102,12 @@ def _rate(stream: av.video.stream.VideoStream, path: str | Path) -> Fraction:
     return Fraction(rate)
 
 
+def _time_base(stream: av.video.stream.VideoStream, path: str | Path) -> Fraction:
+    if stream.time_base is None:
+        raise DamagedVideoError(f"{path}: no time base; cannot map frame numbers to timestamps")
+    return Fraction(stream.time_base)
+
+
 def decode_frame_at(path: str | Path, index: int) -> av.VideoFrame:
     """Frame ``index``: seek to the keyframe at or before it and decode forward (about
     gop/2 frames). Frames are found by timestamp (pts = index / fps), so this works for
@@ -109,11 +115,13 @@ def decode_frame_at(path: str | Path, index: int) -> av.VideoFrame:
     if index < 0:
         raise IndexError(f"{path}: frame index must be >= 0, got {index}")
     with _opened(path) as (container, stream):
-        rate, tb = _rate(stream, path), Fraction(stream.time_base)
+        rate, tb = _rate(stream, path), _time_base(stream, path)
         start = stream.start_time or 0
         container.seek(start + int(Fraction(index) / rate / tb), stream=stream, backward=True)
         for packet in chain(_complete_packets(container, stream, path, strict=True), [None]):
             for frame in stream.codec_context.decode(packet):
+                if frame.pts is None:
+                    raise DamagedVideoError(f"{path}: a frame decoded near frame {index} has no timestamp")
                 i = round((frame.pts - start) * tb * rate)
                 if i == index:
                     return frame

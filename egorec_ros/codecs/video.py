@@ -72,7 +72,7 @@ class EncoderSettings:
 
 def encoder_settings(codec: VideoCodec) -> EncoderSettings:
     if codec.encoder:
-        return hardware_settings(codec)
+        return hardware_settings(codec, codec.encoder)
     family = CODECS[codec.name]
     common = {"g": str(codec.gop), "crf": str(codec.crf), "preset": codec.preset}
     color = {"colorspace": AVCOL_SPC_SMPTE170M, "color_range": AVCOL_RANGE_MPEG}
@@ -89,10 +89,11 @@ def encoder_settings(codec: VideoCodec) -> EncoderSettings:
                            {**common, "svtav1-params": f"pred-struct=1:lp={codec.threads}"}, codec.threads, color=color)
 
 
-def hardware_settings(codec: VideoCodec) -> EncoderSettings:
-    """Settings for a hardware encoder: same GOP, no B-frames, a constant-quality mode
-    close to ``codec.crf``. The software frames are converted to the pixel format here."""
-    encoder, gop = codec.encoder, str(codec.gop)
+def hardware_settings(codec: VideoCodec, encoder: str) -> EncoderSettings:
+    """Settings for the hardware ``encoder`` (``codec.encoder``): same GOP, no B-frames, a
+    constant-quality mode close to ``codec.crf``. The software frames are converted to the
+    pixel format here."""
+    gop = str(codec.gop)
     family = encoder.rsplit("_", 1)[1]
     if family == "nvenc":
         options = {"g": gop, "bf": "0", "preset": "p4", "rc": "vbr", "cq": str(codec.crf)}

@@ -26,30 +26,32 @@ CODECS: dict[str, _Family] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class VideoCodec:
     """How RGB streams are compressed. ``crf``/``preset`` None: the codec's default
     (h264: 23/veryfast, hevc: 28/ultrafast, av1: 35/8), filled in at construction."""
 
-    name: str = "h264"
-    crf: int | None = None
-    preset: str | None = None
-    gop: int = 15
-    threads: int = 2
-    encoder: str | None = None   # a hardware encoder of the family (h264_nvenc ...); None: the software one
+    name: str
+    crf: int
+    preset: str
+    gop: int
+    threads: int
+    encoder: str | None          # a hardware encoder of the family (h264_nvenc ...); None: the software one
 
-    def __post_init__(self) -> None:
-        family = CODECS.get(self.name)
+    def __init__(self, name: str = "h264", crf: int | None = None, preset: str | None = None,
+                 gop: int = 15, threads: int = 2, encoder: str | None = None) -> None:
+        family = CODECS.get(name)
         if family is None:
-            raise CodecOptionError(f"unknown video codec {self.name!r}; choose one of {', '.join(CODECS)}")
-        if self.crf is None:
-            object.__setattr__(self, "crf", family.crf)
-        if self.preset is None:
-            object.__setattr__(self, "preset", family.preset)
+            raise CodecOptionError(f"unknown video codec {name!r}; choose one of {', '.join(CODECS)}")
+        crf = family.crf if crf is None else crf
         lo, hi = family.crf_range
-        if not lo <= self.crf <= hi:
-            raise CodecOptionError(f"{self.name} crf must be in {lo}..{hi}, got {self.crf}")
-        if self.encoder is not None and not self.encoder.startswith(self.name + "_"):
-            raise CodecOptionError(f"encoder {self.encoder!r} does not encode {self.name}")
-        if self.gop < 1 or self.threads < 1:
-            raise CodecOptionError(f"gop and threads must be >= 1, got gop={self.gop} threads={self.threads}")
+        if not lo <= crf <= hi:
+            raise CodecOptionError(f"{name} crf must be in {lo}..{hi}, got {crf}")
+        if encoder is not None and not encoder.startswith(name + "_"):
+            raise CodecOptionError(f"encoder {encoder!r} does not encode {name}")
+        if gop < 1 or threads < 1:
+            raise CodecOptionError(f"gop and threads must be >= 1, got gop={gop} threads={threads}")
+        fields = {"name": name, "crf": crf, "preset": family.preset if preset is None else preset,
+                  "gop": gop, "threads": threads, "encoder": encoder}
+        for key, value in fields.items():
+            object.__setattr__(self, key, value)   # frozen: the dataclass's __setattr__ refuses

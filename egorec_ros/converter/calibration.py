@@ -29,7 +29,9 @@ def with_bag_calibration(rig: Rig, bag: Bag, window: EpisodeWindow, notes: list[
     CameraInfo is in the bag (its first message in the window, else in the bag)."""
     devices = []
     for device in rig.devices:
-        videos = [s for s in device.streams if s.kind is StreamKind.VIDEO and s.topic]
+        # (video stream, its CameraInfo topic) for each video stream with a topic
+        videos = [(s, camera_info_topic(s.topic, s.source.get("camera_info")))
+                  for s in device.streams if s.kind is StreamKind.VIDEO and s.topic]
         calibration = None
         if device.calibration is None and videos:
             calibration = _calibration(device, videos, bag, window, rig.fps, notes)
@@ -37,23 +39,24 @@ def with_bag_calibration(rig: Rig, bag: Bag, window: EpisodeWindow, notes: list[
     return dataclasses.replace(rig, devices=tuple(devices))
 
 
-def _calibration(device: Device, videos: list[StreamSpec], bag: Bag, window: EpisodeWindow, fps: float,
+def _calibration(device: Device, videos: list[tuple[StreamSpec, str]], bag: Bag, window: EpisodeWindow, fps: float,
                  notes: list[str]) -> dict | None:
-    main = videos[0]
-    info = _camera_info(bag, main, window, notes)
+    main, main_topic = videos[0]
+    info = _camera_info(bag, main, main_topic, window, notes)
     if info is None:
         return None
-    right = next((s for s in videos[1:] if s.role == "right"), None)
-    right_info = _camera_info(bag, right, window, notes) if right else None
+    right_info, right_note = None, ""
+    right = next(((s, topic) for s, topic in videos[1:] if s.role == "right"), None)
+    if right is not None:
+        right_info = _camera_info(bag, *right, window, notes)
+        right_note = f" and {right[1]}" if right_info is not None else ""
     depth = any(s.kind is StreamKind.DEPTH for s in device.streams)
-    notes.append(f"{device.id}: calibration from {_info_topic(main)}"
-                 + (f" and {_info_topic(right)}" if right_info is not None else ""))
+    notes.append(f"{device.id}: calibration from {main_topic}{right_note}")
     return camera_calibration(info, name=device.name, right=right_info, fps=fps,
                               depth_scale=DEPTH_SCALE_M_PER_MM if depth else None)
 
 
-def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: list[str]) -> Msg | None:
-    topic = _info_topic(stream)
+def _camera_info(bag: Bag, stream: StreamSpec, topic: str, window: EpisodeWindow, notes: list[str]) -> Msg | None:
     info = bag.find(topic)
     if info is None or info.msgtype != CAMERA_INFO or not info.decodable:
         if stream.source.get("camera_info"):  # the rig named it: say why it was not used
@@ -72,7 +75,3 @@ def _camera_info(bag: Bag, stream: StreamSpec, window: EpisodeWindow, notes: lis
                      f"{want[0]}x{want[1]}; its calibration is not used")
         return None
     return msg
-
-
-def _info_topic(stream: StreamSpec) -> str:
-    return camera_info_topic(stream.topic, stream.source.get("camera_info"))

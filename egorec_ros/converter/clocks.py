@@ -120,8 +120,11 @@ def choose_clocks(bag: Bag, routes: Iterable[Route], start_ns: int | None, stop_
             notes.append(f"{spec.id}: {'header stamps are zero' if header == 0 else 'messages have no header'}; "
                          f"using the bag receive time (set `{STAMP_OPTION}: {HEADER}` to refuse instead)")
         clock = StreamClock(spec.id, source, tolerance_ns)
-        if first is not None and (source == RECEIVE or header):
-            clock.offset_ns = header - first[1] if source == HEADER else 0
+        if first is not None:
+            if source == RECEIVE:
+                clock.offset_ns = 0
+            elif header:
+                clock.offset_ns = header - first[1]
         clocks[spec.id] = clock
     _apply_policy(bag, clocks.values(), policy, notes)
     return clocks
@@ -144,23 +147,23 @@ def _first_sample(bag: Bag, route: Route, start_ns: int | None, stop_ns: int | N
 
 
 def _apply_policy(bag: Bag, clocks: Iterable[StreamClock], policy: ClockPolicy, notes: list[str]) -> None:
-    seen = [c for c in clocks if c.offset_ns is not None]
+    seen = [(c, c.offset_ns) for c in clocks if c.offset_ns is not None]     # (clock, its offset)
     if not seen:
         return
-    offsets = [c.offset_ns for c in seen]
+    offsets = [offset for _, offset in seen]
     if max(offsets) - min(offsets) <= policy.tolerance_s * 1e9:
-        far = [c for c in seen if abs(c.offset_ns) > policy.tolerance_s * 1e9]
+        far = [offset for offset in offsets if abs(offset) > policy.tolerance_s * 1e9]
         if far:
-            notes.append(f"all streams use header stamps {_span(far[0].offset_ns / 1e9)} bag time "
+            notes.append(f"all streams use header stamps {_span(far[0] / 1e9)} bag time "
                          "(one clock, so rows pair correctly; *_ns columns are on that clock)")
         return
-    ordered = sorted(seen, key=lambda c: c.offset_ns)
-    first = ordered[0]
+    ordered = sorted(seen, key=lambda pair: pair[1])
+    first, first_offset = ordered[0]
     # offsets of years print alike ("4.9 years before"): the difference between streams is the reason
     listing = "\n".join(f"  {c.stream}: {c.describe()}"
-                        + (f", {_span((c.offset_ns - first.offset_ns) / 1e9)} {first.stream}'s" if c is not first
-                           else "") for c in ordered)
-    spread = (f"{duration_words((ordered[-1].offset_ns - first.offset_ns) / 1e9)} apart "
+                        + (f", {_span((offset - first_offset) / 1e9)} {first.stream}'s" if c is not first
+                           else "") for c, offset in ordered)
+    spread = (f"{duration_words((max(offsets) - min(offsets)) / 1e9)} apart "
               f"(tolerance {policy.tolerance_s:g} s)")
     if policy.allow_mixed:
         notes.append(f"streams stamped by different clocks (allowed by allow_mixed_clocks), {spread}:\n{listing}")

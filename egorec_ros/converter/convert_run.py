@@ -133,9 +133,8 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                     result.stopped = "a bag cannot be converted; nothing was converted (--keep-going skips it)"
                     return
         with WorkDir(out) as work:
-            jobs, owner = _jobs(result.bags, writer, work, remote=parallel.ray)
-            bars = RunProgress(jobs, {j.bag: owner[j.order].plan.messages for j in jobs}, fps=settings.rig.fps,
-                               enabled=progress)
+            jobs, owner, totals = _jobs(result.bags, writer, work, remote=parallel.ray)
+            bars = RunProgress(jobs, totals, fps=settings.rig.fps, enabled=progress)
             runner = _runner(settings, parallel, work, bars.advance)
             try:
                 for job in jobs:
@@ -149,6 +148,7 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                             result.stopped = "an episode failed; the run stopped (--keep-going converts the rest)"
                             break
                         continue
+                    assert outcome.staged is not None       # no error: convert_episode staged the episode
                     with interrupts_deferred():
                         number = writer.adopt(Path(outcome.staged)).index
                     owner[job.order].episodes.append((number, outcome))
@@ -201,20 +201,27 @@ def _remove_created(created: list[Path]) -> None:
 
 
 def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, *,
-          remote: bool) -> tuple[list[EpisodeJob], dict[int, BagResult]]:
-    """One job per episode window in run order, numbered from the task's next number; and
-    the bag each job belongs to. Paths are absolute: workers may run elsewhere."""
+          remote: bool) -> tuple[list[EpisodeJob], dict[int, BagResult], dict[str, int | None]]:
+    """One job per episode window in run order, numbered from the task's next number; the
+    bag each job belongs to; and the messages each job's bag reads (its plan's, for progress).
+    Paths are absolute: workers may run elsewhere."""
     first = writer.next_number().index
     tasks = writer.tasks_jsonl()
     jobs: list[EpisodeJob] = []
     owner: dict[int, BagResult] = {}
+    totals: dict[str, int | None] = {}
     for bag in bags:
-        for window in bag.plan.windows if bag.plan else ():
+        plan = bag.plan
+        if plan is None:        # its planning failed (--keep-going): no jobs
+            continue
+        path = str(Path(bag.bag).resolve())
+        for window in plan.windows:
             order = len(jobs)
             owner[order] = bag
-            jobs.append(EpisodeJob(order, str(Path(bag.bag).resolve()), window, first + order, work.job_dir(order),
-                                   bag.plan.cut, tasks, work.probe if remote else None))
-    return jobs, owner
+            totals[path] = plan.messages
+            jobs.append(EpisodeJob(order, path, window, first + order, work.job_dir(order),
+                                   plan.cut, tasks, work.probe if remote else None))
+    return jobs, owner, totals
 
 
 def _runner(settings: ConvertSettings, parallel: Parallelism, work: WorkDir, on_progress: OnProgress) -> Runner:

@@ -41,12 +41,12 @@ class _WatchedFrame:
     def array(self) -> np.ndarray:
         if self.reason is not None:
             raise FrameError(self.reason)
-        pixels = None
         try:
             pixels = self.frame.array()
-            self.reason = self._size_problem(pixels)
         except FrameError as exc:
             self.reason = str(exc)
+        else:
+            self.reason = self._size_problem(pixels)
         if self.reason is not None:
             self.watch.failed(self.spec.id, self.reason)
             raise FrameError(self.reason)

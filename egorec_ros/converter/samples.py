@@ -93,5 +93,5 @@ def _mapped(bag: Bag, plan: TopicPlan, messages: Iterator[tuple[RawMessage, Msg]
         if progress is not None and pending >= _PROGRESS_EVERY:
             progress(pending, raw.log_ns)
             pending = 0
-    if progress is not None and pending:
+    if progress is not None and pending and last_log is not None:    # pending: a message was read, so last_log is set
         progress(pending, last_log)

@@ -44,12 +44,14 @@ def split_by_gap(bag: Bag, topics: Collection[str], gap_s: float) -> list[Episod
         raise ConvertOptionError(f"gap must be positive, got {gap_s} s")
     gap_ns = int(gap_s * 1e9)
     windows: list[EpisodeWindow] = []
-    first = last = None
+    first: int | None = None    # the open window's first message (None: no message yet)
+    last = 0                    # the last message read
     for raw in bag.messages(topics):
-        if last is not None and raw.log_ns - last > gap_ns:
+        if first is None:
+            first = raw.log_ns
+        elif raw.log_ns - last > gap_ns:
             windows.append(EpisodeWindow(first, last + 1, f"gap > {gap_s:g} s"))
-            first = None
-        first = raw.log_ns if first is None else first
+            first = raw.log_ns
         last = raw.log_ns
     if first is not None:
         windows.append(EpisodeWindow(first, last + 1, f"gap > {gap_s:g} s"))

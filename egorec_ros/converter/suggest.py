@@ -23,7 +23,8 @@ from pathlib import PurePosixPath
 
 import yaml
 
-from egorec_ros.bags.bagfile import Bag, TopicInfo, normal_topic
+from egorec_ros.bags.bagfile import Bag, RawMessage, TopicInfo, normal_topic
+from egorec_ros.bags.errors import BagError
 from egorec_ros.converter.calibration import DEPTH_SCALE_M_PER_MM
 from egorec_ros.messages.context import MessageContext
 from egorec_ros.messages.errors import FrameError
@@ -101,10 +102,20 @@ def suggest_rig(bag: Bag, *, name: str | None = None) -> RigSuggestion:
     return RigSuggestion(_render(bag, doc, used, todo, notes), todo, notes)
 
 
+def _first(bag: Bag, topic: str) -> RawMessage:
+    """The first message of a topic the bag lists with messages (only such topics are looked at)."""
+    raw = bag.first(topic)
+    if raw is None:
+        raise BagError(f"{bag.path}: its index lists {bag.topics[topic].count} message(s) on {topic}, but none can "
+                       "be read: the index does not match the messages; reindex a copy of the bag "
+                       "(`ros2 bag reindex`, `rosbag reindex`) and suggest a rig from the copy")
+    return raw
+
+
 # ---- cameras -----------------------------------------------------------------------------------
 
 def _camera(bag: Bag, info: TopicInfo, notes: list[str]) -> _Camera | None:
-    raw = bag.first(info.topic)
+    raw = _first(bag, info.topic)
     msg = bag.decode(raw)
     ctx = MessageContext(str(bag.path), info.topic, raw.log_ns, bag.start_ns)
     try:
@@ -144,7 +155,7 @@ def _camera_device(kind: str, streams: dict, main: _Camera, bag: Bag, used: set[
     info_topic = _camera_info_topic(bag, main.topic)
     if info_topic:
         used.add(info_topic)
-        info = bag.decode(bag.first(info_topic))
+        info = bag.decode(_first(bag, info_topic))
         fps = _message_rate(bag, main.topic)
         dev["calibration"] = camera_calibration(info, name=main.topic.strip("/").replace("/", "_"), fps=fps,
                                                 depth_scale=DEPTH_SCALE_M_PER_MM if "depth" in streams else None)
@@ -214,7 +225,7 @@ def _gloves(bag: Bag, by_type: dict, used: set[str]) -> dict[str, dict]:
     frames = _by_side(by_type.get(gloves.GLOVE_FRAME, []))[:2]
     hands = by_type.get(gloves.HAND_POSE, [])
     for side, info in zip(("left", "right"), frames):
-        first = bag.decode(bag.first(info.topic))
+        first = bag.decode(_first(bag, info.topic))
         streams = {"pressure": {"topic": info.topic}}
         hand = next((h for h in hands if side in h.topic), None) or next(
             (h for h in hands if _root(h.topic) == _root(info.topic)), None)

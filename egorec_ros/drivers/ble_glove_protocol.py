@@ -30,7 +30,7 @@ _HAND = re.compile(r"(?:^|[\s_\-])([LR])$", re.IGNORECASE)
 def is_glove_name(name: str | None) -> bool:
     """Advertised names of the gloves contain ``Matrix`` (``Matrix_L``, ``Matrix-R``...); the
     L/R ending says the hand (``hand_of``). Other BLE devices are not gloves."""
-    return bool(name) and "matrix" in name.lower()
+    return name is not None and "matrix" in name.lower()
 
 
 def hand_of(name: str | None) -> str | None:

@@ -14,14 +14,15 @@ _PROBES = 9
 
 def measure_offset_ns() -> int:
     """Unix minus monotonic, from the tightest of a few back-to-back reads."""
-    best: tuple[int, int] | None = None
-    for _ in range(_PROBES):
-        m0 = time.monotonic_ns()
-        u = time.time_ns()
-        m1 = time.monotonic_ns()
-        if best is None or m1 - m0 < best[0]:
-            best = (m1 - m0, u - (m0 + m1) // 2)
-    return best[1]
+    return min((_probe() for _ in range(_PROBES)), key=lambda probe: probe[0])[1]
+
+
+def _probe() -> tuple[int, int]:
+    """(width of the read, its offset)."""
+    m0 = time.monotonic_ns()
+    u = time.time_ns()
+    m1 = time.monotonic_ns()
+    return m1 - m0, u - (m0 + m1) // 2
 
 
 @lru_cache(maxsize=1)

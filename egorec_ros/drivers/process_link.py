@@ -75,6 +75,7 @@ class ProcessDriver(Driver, Generic[D]):
                 return
             self.decoder.reset()
             loop.opened(f"{self.process.command[0]} pid {proc.pid}")
+            assert proc.stdout is not None          # ProcessLink.start: stdout=PIPE
             self.pump(proc.stdout, loop)
             if not loop.stopping:
                 raise self.process.ended(proc)

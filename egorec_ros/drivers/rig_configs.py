@@ -31,21 +31,29 @@ def _topic(dev: Device, role: str) -> str | None:
     return next((s.topic for s in dev.streams if s.role == role), None)
 
 
+def _required_topic(rig: Rig, dev: Device, role: str) -> str:
+    topic = _topic(dev, role)
+    if topic is None:
+        raise RigError(f"rig {rig.name}: device {dev.id!r} ({dev.kind}) has no {role} stream; its driver "
+                       f"publishes nothing without one (add a stream with role {role!r})")
+    return topic
+
+
 def usb_glove(rig: Rig, device_id: str, port: str) -> UsbGloveConfig:
     dev = _device(rig, device_id, "usb_glove")
-    return UsbGloveConfig(port, dev.key, _topic(dev, "pressure"), frame_id=dev.sensor or "")
+    return UsbGloveConfig(port, dev.key, _required_topic(rig, dev, "pressure"), frame_id=dev.sensor or "")
 
 
 def ble_glove(rig: Rig, device_id: str, address: str) -> BleGloveConfig:
     dev = _device(rig, device_id, "ble_glove")
-    return BleGloveConfig(address, _topic(dev, "pressure"), key=dev.key, frame_id=dev.sensor or "")
+    return BleGloveConfig(address, _required_topic(rig, dev, "pressure"), key=dev.key, frame_id=dev.sensor or "")
 
 
 def gripper(rig: Rig, device_id: str, port: str) -> tuple[GripperConfig, TactileTopics]:
     dev = _device(rig, device_id, "gripper")
     tactile = TactileTopics(*(_topic(dev, r) for r in ("left_force", "right_force", "left_force_matrix",
                                                       "right_force_matrix")))
-    return GripperConfig(port, dev.key, _topic(dev, "state"), frame_id=dev.id), tactile
+    return GripperConfig(port, dev.key, _required_topic(rig, dev, "state"), frame_id=dev.id), tactile
 
 
 def slam(rig: Rig, device_id: str, command: Sequence[str]) -> SlamConfig:
@@ -55,19 +63,19 @@ def slam(rig: Rig, device_id: str, command: Sequence[str]) -> SlamConfig:
     if stream is None:
         raise RigError(f"rig {rig.name}: device {device_id!r} has no slam stream")
     spec: Any = stream.source["slam_spec"]
-    return SlamConfig(list(command), stream.topic, spec["frame"], spec["time"]["epoch"], name=f"{device_id}.slam")
+    return SlamConfig(list(command), _required_topic(rig, dev, "slam"), spec["frame"], spec["time"]["epoch"], name=f"{device_id}.slam")
 
 
 def s80(rig: Rig, device_id: str, command: Sequence[str]) -> S80Config:
     dev = _device(rig, device_id, "s80m")
-    topics = S80Topics(_topic(dev, "left"), _topic(dev, "right"), _topic(dev, "imu"), _topic(dev, "depth"))
+    topics = S80Topics(_required_topic(rig, dev, "left"), _topic(dev, "right"), _topic(dev, "imu"), _topic(dev, "depth"))
     return S80Config(list(command), topics, fps=rig.fps, with_depth=topics.depth is not None, frame_id=dev.id,
                      name=dev.key)
 
 
 def camera_ipc(rig: Rig, device_id: str, socket_path: str) -> CameraIpcConfig:
     dev = _device(rig, device_id, "uvc", "gripper")
-    return CameraIpcConfig(socket_path, _topic(dev, "rgb"), key=dev.key, frame_id=dev.id)
+    return CameraIpcConfig(socket_path, _required_topic(rig, dev, "rgb"), key=dev.key, frame_id=dev.id)
 
 
 def uvc(rig: Rig, device_id: str, source: str) -> UvcConfig:
@@ -76,4 +84,4 @@ def uvc(rig: Rig, device_id: str, source: str) -> UvcConfig:
     stream = next(s for s in dev.streams if s.role == "rgb")
     size = f"{stream.source['width']}x{stream.source['height']}" if "width" in stream.source else None
     options = {"input_format": "mjpeg", "framerate": f"{rig.fps:g}", **({"video_size": size} if size else {})}
-    return UvcConfig(source, stream.topic, options=options, key=dev.key, frame_id=dev.id)
+    return UvcConfig(source, _required_topic(rig, dev, "rgb"), options=options, key=dev.key, frame_id=dev.id)

@@ -82,9 +82,10 @@ class S80Decoder:
             right_stamp = stamp + (r.right_ts - r.left_ts) * self.config.ts_tick_ns
             self._send(t.right, types[COMPRESSED_IMAGE](header=header(right_stamp, fid), format="jpeg",
                                                         data=np.frombuffer(r.right, np.uint8)))
-        if t.depth and r.depth_shape is not None:
+        depth = r.depth_mm() if t.depth else None
+        if t.depth and depth is not None:
             depth_stamp = stamp + (r.depth_ts - r.left_ts) * self.config.ts_tick_ns
-            self._send(t.depth, image_message(store(), r.depth_mm(), header(depth_stamp, fid)))
+            self._send(t.depth, image_message(store(), depth, header(depth_stamp, fid)))
         self._flush_imu(stamp, r.left_ts)
 
     def _take_imu(self, imu: np.ndarray) -> None:

@@ -19,7 +19,7 @@ from egorec_ros.drivers.health import BadFrame, Health
 from egorec_ros.drivers.publish import Publish, header, store
 from egorec_ros.drivers.reconnect import DeviceLoop, Driver
 from egorec_ros.drivers.serial_link import open_serial, read_some, usb_serial_number
-from egorec_ros.drivers.usb_glove_protocol import (TYPE_ADC, TYPE_IMU, TYPE_STATUS, Frame,
+from egorec_ros.drivers.usb_glove_protocol import (TYPE_IMU, TYPE_STATUS, Frame,
                                                    FrameReader, ImuReading, decode_adc, decode_imu)
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class UsbGloveDecoder:
             if frame.type == TYPE_IMU:
                 self._imu = (dev_ns, decode_imu(frame))
                 return
-            adc = decode_adc(frame) if frame.type == TYPE_ADC else None
+            adc = decode_adc(frame)          # the frame reader lets only STATUS, IMU and ADC frames through
         except BadFrame as exc:
             self.health.drop(exc.reason)
             return

@@ -41,10 +41,11 @@ class SimPublisher:
                  on_sent: SentLog | None = None) -> None:
         self._store = ros2_typestore()
         self._streams = {s.id: s for s in rig.streams.values() if s.topic}
+        topics = {sid: s.topic for sid, s in self._streams.items() if s.topic}
         self._types = {sid: stream_msgtype(s) for sid, s in self._streams.items()}
-        self._pubs = {sid: transport.publisher(s.topic, self._types[sid], qos) for sid, s in self._streams.items()}
+        self._pubs = {sid: transport.publisher(topics[sid], self._types[sid], qos) for sid in topics}
         devices = {s.id: d for d in rig.devices for s in d.streams}
-        self._infos = {sid: (transport.publisher(camera_info_topic(s.topic, s.source.get("camera_info")),
+        self._infos = {sid: (transport.publisher(camera_info_topic(topics[sid], s.source.get("camera_info")),
                                                  CAMERA_INFO, qos), devices[sid])
                        for sid, s in self._streams.items()
                        if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH) and self._types[sid].endswith("/Image")}

@@ -49,7 +49,7 @@ class DiskGuard:
         self.path, self.min_free, self._free, self._clock = Path(path), min_free, free, clock
         self._last: tuple[float, int] | None = None
         self.rate = 0.0        # bytes/s consumed, smoothed
-        self.free: int | None = None
+        self.free = 0           # bytes free at the last check
         self.needed = min_free  # the margin at the last check
 
     def check_start(self) -> None:

@@ -36,4 +36,7 @@ class EpisodeOutput:
             self.episode.accounting = lambda: {"streams": {k: c.to_json() for k, c in counts().items()}}
 
     def row(self, values: dict[str, Any], frames: dict[str, Any]) -> None:
-        self.episode.append(values, frames)
+        episode = self.episode
+        if episode is None:
+            raise RuntimeError("a row before begin(): the assembler begins the episode before its first row")
+        episode.append(values, frames)

@@ -220,7 +220,10 @@ class Recorder:
         while not self.wait_episode(0.25):
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"episode did not finish within {timeout_s} s")
-        return self.outcome()
+        result, report = self.outcome()
+        if report is None:   # request_abort() came first: discarded before it stopped
+            raise RuntimeError("the episode was aborted before it stopped: it was discarded, nothing to report")
+        return result, report
 
     def abort_episode(self, timeout_s: float = 60.0) -> int | None:
         """Discard the running episode and wait until it is gone; its number is freed for the

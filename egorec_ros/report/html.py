@@ -74,7 +74,8 @@ def _thumbnail(ep: Episode, key: str) -> str:
     try:
         return f"<figure><img src='{thumbnail_png(ep, key)}'><figcaption>{escape(key)}</figcaption></figure>"
     except Exception as exc:   # a truncated or undecodable video: name it, show the others
-        note = _damaged(damage(ep.task.root, ep.video_path(key), exc))
+        path = ep.video_path(key)
+        note = _damaged(damage(ep.task.root, path, exc) if path is not None else f"{key}: no video file ({exc})")
         return f"<figure>{note}<figcaption>{escape(key)}</figcaption></figure>"
 
 

@@ -315,7 +315,7 @@ def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnS
             hand = col.vector(hand_col, (21, 3), semantic_suffix="_hand_pose", always=True)
             pose = next((s for s in dev.streams if s.role == "hand_pose"), None)
             if pose is not None and pose.source.get("frame"):   # 【提案】 declared keypoint frame
-                hand = dataclasses.replace(hand, feature={**hand.feature, "frame": pose.source["frame"]})
+                hand = dataclasses.replace(hand, feature={**(hand.feature or {}), "frame": pose.source["frame"]})
             columns.append(hand)
     columns += statuses
     actions = [i for i, c in enumerate(columns) if c.name == "action"]
@@ -365,6 +365,8 @@ def _video_spec(s: StreamSpec, where: str) -> VideoSpec:
         raise RigError(f"{where}: video stream {s.id!r} needs integer width and height")
     if w % 2 or h % 2:
         raise RigError(f"{where}: video stream {s.id!r} is {w}x{h}; 4:2:0 video needs even sizes")
+    if s.slot is None:
+        raise RigError(f"{where}: video stream {s.id!r} has no slot (the video file's key)")
     fps = s.source.get("fps")
     return VideoSpec(key=s.slot, kind="depth" if s.kind is StreamKind.DEPTH else "rgb", width=w, height=h,
                      fps=float(fps) if fps else None, master=s.master)

@@ -34,7 +34,7 @@ def with_video_sizes(rig: Rig, sizes: Size | Mapping[str, Size]) -> Rig:
     for d in rig.devices:
         streams = []
         for s in d.streams:
-            size = size_of(s.slot) if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH) else None
+            size = size_of(s.slot) if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH) and s.slot else None
             if size is not None:
                 w, h = int(size[0]), int(size[1])
                 if w <= 0 or h <= 0 or w % 2 or h % 2:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Union
+from typing import Mapping, TypeGuard, Union
 
 import numpy as np
 
@@ -28,7 +28,7 @@ class Plan:
             return
         wanted = list(self.sizes.items()) if isinstance(self.sizes, Mapping) else [("*", self.sizes)]
         pictures = {k for s in rig.streams.values() if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH)
-                    for k in (s.id, s.slot)}
+                    for k in (s.id, s.slot) if k is not None}
         for key, size in wanted:
             if key != "*" and key not in pictures:
                 raise ValueError(f"sizes: {key!r} is not a video/depth slot or stream of rig {rig.name!r}; "
@@ -41,11 +41,12 @@ class Plan:
 
     def size(self, spec: StreamSpec) -> tuple[int, int]:
         if _is_size(self.sizes):
-            return tuple(self.sizes)  # type: ignore[return-value]
-        if self.sizes:
+            return int(self.sizes[0]), int(self.sizes[1])
+        if isinstance(self.sizes, Mapping):
             for key in (spec.id, spec.slot, "*"):
-                if key in self.sizes:
-                    return tuple(self.sizes[key])  # type: ignore[return-value, arg-type, call-overload]
+                if key is not None and key in self.sizes:
+                    w, h = self.sizes[key]
+                    return int(w), int(h)
         return int(spec.source["width"]), int(spec.source["height"])
 
     def seed_of(self, name: str) -> int:
@@ -71,6 +72,6 @@ def one_clock(device: Device, plan: Plan, outputs: list[Output], *, sensor_hz: f
                   sensor_hz=sensor_hz, burst=burst)
 
 
-def _is_size(value: object) -> bool:
+def _is_size(value: object) -> TypeGuard[tuple[int, int]]:
     return (isinstance(value, (tuple, list)) and len(value) == 2
             and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value))

@@ -133,7 +133,8 @@ def recover(task_dir: str | Path, *, salvage: bool = False) -> list[Action]:
                 actions.append(Action(staged.episode_index, "completed", -1, "finished the interrupted commit"))
             elif staged.finished:  # stopped and verified; only its commit was cut short
                 commit_staged(paths, staged.folder, rebuild_stats=True)
-                actions.append(Action(staged.episode_index, "completed", staged.journal_rows,
+                rows = staged.journal_rows if staged.journal_rows is not None else -1   # -1: not counted
+                actions.append(Action(staged.episode_index, "completed", rows,
                                       "the episode was finished; committed it whole"))
             elif staged.complete:  # nothing to cut: only the episode row is missing
                 actions.append(_salvage(paths, staged, complete=True))
@@ -155,7 +156,7 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode, *, complete: bool = False)
     empty = sorted(k for k, n in staged.video_frames.items() if n == 0)
     with_frames = [n for n in staged.video_frames.values() if n > 0]
     rows = min([journal_rows, *with_frames])
-    if rows == 0 or (staged.video_frames and not with_frames):
+    if table is None or rows == 0 or (staged.video_frames and not with_frames):   # no journal: 0 rows
         frames = ", ".join(f"{k} {n}" for k, n in staged.video_frames.items()) or "no videos"
         return _set_aside(paths, staged, f"nothing to salvage ({journal_rows} rows journaled; readable frames: "
                                          f"{frames}); set aside")

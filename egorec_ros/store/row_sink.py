@@ -137,32 +137,36 @@ class RowSink:
                                      schema=_schema(present))
         if self._journal is not None:
             self._journal.write(table)
-        if self._writer is None:
-            self._open(present)
+        writer = self._writer
+        if writer is None:
+            writer = self._open(present)
         elif len(present) != len(self._present):
-            self._extend(present)
-        self._writer.write_table(matrices_by_row(table, present), row_group_size=table.num_rows)
+            writer = self._extend(writer, present)
+        writer.write_table(matrices_by_row(table, present), row_group_size=table.num_rows)
         self.rows += table.num_rows
         self._accumulate(buffer, present)
 
-    def _open(self, present: list[ColumnSpec]) -> None:
+    def _open(self, present: list[ColumnSpec]) -> pq.ParquetWriter:
         self._present = present
-        self._writer = pq.ParquetWriter(self.path, _schema(present), **parquet_options(present))
+        self._writer = writer = pq.ParquetWriter(self.path, _schema(present), **parquet_options(present))
+        return writer
 
-    def _extend(self, present: list[ColumnSpec]) -> None:
-        """Rewrite what is on disk with the new columns defaulted, row group by row group."""
-        self._writer.close()
+    def _extend(self, writer: pq.ParquetWriter, present: list[ColumnSpec]) -> pq.ParquetWriter:
+        """Rewrite what is on disk with the new columns defaulted, row group by row group;
+        ``writer`` (the file's) is closed, the new file's is returned."""
+        writer.close()
         old = self.path.with_name(EXTEND_FILE)
         self.path.replace(old)
-        self._open(present)
+        extended = self._open(present)
         source = pq.ParquetFile(old)
         for i in range(source.num_row_groups):
             group = source.read_row_group(i)
             arrays = [group.column(c.name) if c.name in group.column_names else c.to_arrow([None] * group.num_rows)
                       for c in present]
-            self._writer.write_table(pa.Table.from_arrays(arrays, schema=_schema(present)))
+            extended.write_table(pa.Table.from_arrays(arrays, schema=_schema(present)))
         old.unlink()
         self.schema_rewrites += 1
+        return extended
 
     def _accumulate(self, buffer: RowBuffer, present: list[ColumnSpec]) -> None:
         for c in present:

@@ -292,3 +292,11 @@ def test_check_finds_a_split_episode_and_time_order(shards, tmp_path: Path) -> N
                 dst.addfile(m, io.BytesIO(data))
     problems = check_shards(out)["problems"]
     assert any("split across" in p for p in problems)
+
+
+
+def test_an_ego_trajectory_without_host_stamps_is_refused(appendix_b_copy: Path, tmp_path: Path) -> None:
+    """A trajectory that lost its ``_ns`` column (an older writer, a hand-edited file): its points
+    cannot be placed in time (§3.1), so the export says so instead of guessing."""
+    rewrite_parquet(appendix_b_copy, ("observation.ego_slam_trajectory_ns",))
+    assert "has no observation.ego_slam_trajectory_ns column" in refuse(appendix_b_copy, tmp_path / "o")

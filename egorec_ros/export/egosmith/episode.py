@@ -86,6 +86,7 @@ def plan_episode(ep: Episode, src: EpisodeSources, opts: Options) -> EpisodePlan
     frame_index = table.column("frame_index").to_numpy()
     stamps = table.column("hardware_ns").to_numpy().astype(np.int64)
     traj = ep.trajectory(src.trajectory)
+    assert traj.ns is not None, "sources.py refuses a trajectory without its _ns column"
     poses = interpolate(traj.points, traj.ns, stamps, opts.tolerance_ns)
     w2c = world_to_camera(poses.rotation, poses.translation, src.body_optical)
     joints = _hand_joints(ep, src, frame_index)
@@ -123,14 +124,16 @@ def export_episode(ep: Episode, src: EpisodeSources, opts: Options, plan: Episod
     wanted = dict(zip(take.tolist(), range(len(take))))
     streams = {"image": ep.frames(src.head_slot)}
     if opts.depth:
+        assert src.depth_slot is not None, "run.py refuses --depth for an episode without a depth video"
         streams["depth"] = ep.frames(src.depth_slot)
     for i in range(src.rows):
-        frames = {}
+        frames: dict[str, np.ndarray] = {}
         for name, it in streams.items():
-            frames[name] = next(it, None)
-            if frames[name] is None:
+            frame = next(it, None)
+            if frame is None:
                 raise ValueError(f"episode {ep.index}: the {name} video ends at frame {i} but the episode has "
                                  f"{src.rows} rows (run egorec validate)")
+            frames[name] = frame
         if progress is not None and i % 30 == 29:
             progress(30)
         k = wanted.get(i)

@@ -33,14 +33,15 @@ def samples(shard: Path) -> Iterator[tuple[str, dict[str, bytes]]]:
     key, members = None, {}
     with tarfile.open(shard, "r|") as tar:
         for info in tar:
-            if not info.isfile():
+            member = tar.extractfile(info) if info.isfile() else None
+            if member is None:
                 continue
             k, _, suffix = info.name.partition(".")
             if k != key and key is not None:
                 yield key, members
                 members = {}
             key = k
-            members[suffix] = tar.extractfile(info).read()
+            members[suffix] = member.read()
     if key is not None:
         yield key, members
 
@@ -155,10 +156,11 @@ def check_shards(directory: str | Path) -> dict:
 
 
 def _delta_and_normalised(episode_of: list[str], reasons: list[list[str]], values: list[np.ndarray | None]) -> None:
-    ok = [i for i, x in enumerate(values) if x is not None and np.isfinite(x).all()]
-    if not ok:
+    kept = [(i, v) for i, v in enumerate(values) if v is not None and np.isfinite(v).all()]
+    if not kept:
         return
-    x = np.stack([values[i] for i in ok]).astype(np.float64)
+    ok = [i for i, _ in kept]
+    x = np.stack([v for _, v in kept]).astype(np.float64)
     for i, why in zip(ok, deltas(x[:, lowdim.STATE], x[:, lowdim.ACTION])):    # a state and its action
         if why:
             reasons[i].append(why)

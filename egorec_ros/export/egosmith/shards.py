@@ -21,6 +21,13 @@ class ShardInfo:
     episodes: list[int] = field(default_factory=list)
 
 
+@dataclass
+class _OpenShard:
+    info: ShardInfo
+    tmp: Path
+    file: BinaryIO
+
+
 class ShardWriter:
     """Owns the open ``.tar.tmp``: an episode is announced with its frame count (which picks
     its shard), then written to the returned file, or copied from a worker's part file."""
@@ -28,26 +35,22 @@ class ShardWriter:
     def __init__(self, out: Path, frames_per_shard: int = DEFAULT_FRAMES_PER_SHARD) -> None:
         self.out, self.budget = out, frames_per_shard
         self.done: list[ShardInfo] = []
-        self._current: ShardInfo | None = None
-        self._file: BinaryIO | None = None
-
-    @property
-    def tmp_path(self) -> Path | None:
-        return None if self._current is None else self.out / (self._current.name + ".tmp")
+        self._open: _OpenShard | None = None
 
     def begin(self, episode_index: int, frames: int) -> BinaryIO:
         """The file to append the episode's ``frames`` (> 0) samples to."""
-        if self._current is not None and self._current.frames + frames > self.budget:
+        if self._open is not None and self._open.info.frames + frames > self.budget:
             self.finish()
-        if self._current is None:
-            self._current = ShardInfo(PATTERN.format(len(self.done)))
-            self._file = open(self.tmp_path, "wb")
-        self._current.frames += frames
-        self._current.episodes.append(episode_index)
-        return self._file
+        if self._open is None:
+            info = ShardInfo(PATTERN.format(len(self.done)))
+            tmp = self.out / (info.name + ".tmp")
+            self._open = _OpenShard(info, tmp, open(tmp, "wb"))
+        self._open.info.frames += frames
+        self._open.info.episodes.append(episode_index)
+        return self._open.file
 
     def end(self) -> None:
-        if self._current is not None and self._current.frames >= self.budget:
+        if self._open is not None and self._open.info.frames >= self.budget:
             self.finish()
 
     def add_part(self, part: Path, episode_index: int, frames: int) -> None:
@@ -57,20 +60,21 @@ class ShardWriter:
             self.end()
 
     def finish(self) -> None:
-        if self._current is None or self._file is None:
+        if self._open is None:
             return
-        self._file.write(closing(self._file.tell()))
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        os.replace(self.tmp_path, self.out / self._current.name)
-        self.done.append(self._current)
-        self._current, self._file = None, None
+        shard = self._open                 # kept until renamed: a failed write leaves it to abort()
+        shard.file.write(closing(shard.file.tell()))
+        shard.file.flush()
+        os.fsync(shard.file.fileno())
+        shard.file.close()
+        os.replace(shard.tmp, self.out / shard.info.name)
+        self.done.append(shard.info)
+        self._open = None
 
     def abort(self) -> None:
         """Remove the unfinished shard (complete shards stay: they are whole and valid)."""
-        if self._file is not None:
-            self._file.close()
-        if self.tmp_path is not None and self.tmp_path.exists():
-            self.tmp_path.unlink()
-        self._current, self._file = None, None
+        if self._open is None:
+            return
+        shard, self._open = self._open, None
+        shard.file.close()
+        shard.tmp.unlink(missing_ok=True)

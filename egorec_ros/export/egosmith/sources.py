@@ -57,7 +57,7 @@ def trajectory_column(ep: Episode) -> str:
 def head_slot(ep: Episode, spec: dict) -> str:
     slot = spec.get("source_slot")
     cameras = ep.task.info.get("cameras", {})
-    if slot not in cameras or ep.video_path(slot) is None:
+    if not isinstance(slot, str) or slot not in cameras or ep.video_path(slot) is None:
         raise ExportRefused(f"episode {ep.index}: the ego trajectory's source_slot {slot!r} is not a recorded RGB "
                             f"video of this episode (videos: {ep.video_keys}); cannot tell which video is the head camera")
     return slot
@@ -82,7 +82,7 @@ def intrinsic(ep: Episode, head: str, owner_key: str | None) -> np.ndarray:
     for dev in ep.task.info.get("devices", []):
         if dev.get("key") == owner_key and dev.get("slots"):
             names.insert(0, f"{re.sub(r'_[0-9]+$', '', dev['slots'][0])}_calibration")
-    entry = next((cal[n] for n in names if n in cal), None)
+    entry: dict = next((cal[n] for n in names if n in cal), {})
     side = "right_camera" if head.endswith("right") else "left_camera"
     try:
         fx, fy, cx, cy = (float(v) for v in entry[side]["intrinsic"])
