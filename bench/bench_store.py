@@ -54,7 +54,7 @@ OPTION_VARIANTS: dict[str, dict] = {   # changes to parquet_options() tried on t
     "data_page_size 8 MB": {"data_page_size": 8 << 20},
     "default write_batch_size": {"write_batch_size": None},
     "non-nullable list items": {"non_nullable_items": True},
-    "one chunk per row group (before matrices_by_row)": {"whole_groups": True},
+    "row-group chunks (old way)": {"whole_groups": True},   # without matrices_by_row
     "zstd level -1": {"compression_level": -1},
     "data_page_size 16 MB": {"data_page_size": 16 << 20},
     "write_batch_size 1 M": {"write_batch_size": 1 << 20},
