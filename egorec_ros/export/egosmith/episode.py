@@ -54,7 +54,7 @@ def _hand_joints(ep: Episode, src: EpisodeSources, frame_index: np.ndarray) -> n
     out = np.zeros((n, 2, 21, 3))
     if src.hands.path is None:
         table = ep.read([c for c in src.hands.columns if ep.has(c)])
-        rows = np.arange(n)
+        rows: np.ndarray = np.arange(n)
     else:
         table = pq.read_table(src.hands.path)
         keyed = table.column("frame_index").to_numpy(zero_copy_only=False).astype(np.int64)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from fractions import Fraction
 from pathlib import Path
+from typing import TypedDict
 
 import av
 import numpy as np
@@ -16,7 +17,14 @@ from egorec_ros.codecs.probe import count_frames, decode_frames
 from egorec_ros.errors import UserError
 
 COPYABLE = {"h264", "hevc", "av1"}
-LEROBOT_ENCODER = {"codec": "libsvtav1", "pix_fmt": "yuv420p", "options": {"g": "2", "crf": "30", "preset": "12"}}
+class Encoder(TypedDict):
+    codec: str
+    pix_fmt: str
+    options: dict[str, str]
+
+
+LEROBOT_ENCODER: Encoder = {"codec": "libsvtav1", "pix_fmt": "yuv420p",
+                            "options": {"g": "2", "crf": "30", "preset": "12"}}
 STATS_MAX_SIDE = 150          # keyframes for image stats are subsampled to about this size
 
 
@@ -54,10 +62,12 @@ def reencode_video(src: Path, dst: Path, rows: int, fps: int) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with av.open(str(dst), "w", format="mp4") as out:
-        stream = None
+        stream: av.VideoStream | None = None
         for frame in decode_frames(src):
             if stream is None:
-                stream = out.add_stream(LEROBOT_ENCODER["codec"], rate=fps, options=LEROBOT_ENCODER["options"])
+                added = out.add_stream(LEROBOT_ENCODER["codec"], rate=fps, options=LEROBOT_ENCODER["options"])
+                assert isinstance(added, av.VideoStream)       # libsvtav1 encodes video
+                stream = added
                 stream.width, stream.height = frame.width, frame.height
                 stream.pix_fmt = LEROBOT_ENCODER["pix_fmt"]
                 stream.time_base = Fraction(1, fps)
@@ -77,6 +87,8 @@ def video_info(path: Path) -> dict:
     """The ``info`` block of a video feature, as lerobot's get_video_info writes it."""
     with av.open(str(path)) as c:
         s = c.streams.video[0]
+        if s.base_rate is None:
+            raise VideoExportError(f"{path}: its video stream has no frame rate; re-encode it with one (ffmpeg -r)")
         return {"video.height": s.height, "video.width": s.width, "video.codec": s.codec_context.codec.canonical_name,
                 "video.pix_fmt": s.pix_fmt, "video.is_depth_map": False, "video.fps": int(s.base_rate),
                 "video.channels": 3, "has_audio": bool(c.streams.audio)}
@@ -97,12 +109,13 @@ def keyframe_sample(path: Path, at_most: int = 40) -> np.ndarray:
         keys = [p for p in c.demux(s) if p.is_keyframe and p.size]
         keys = [keys[i] for i in np.unique(np.linspace(0, len(keys) - 1, min(at_most, len(keys))).astype(int))]
         step = max(1, max(s.height, s.width) // STATS_MAX_SIDE)
-        size = {"width": s.width // step, "height": s.height // step, "format": "rgb24"}
+        width, height = s.width // step, s.height // step
         frames = []
         for packet in keys:
             ctx = av.CodecContext.create(s.codec_context.name, "r")
+            assert isinstance(ctx, av.VideoCodecContext)     # a video stream's codec (PyAV 17's stubs say CodecContext)
             ctx.extradata = s.codec_context.extradata
-            frames += [f.reformat(**size).to_ndarray() for f in (*ctx.decode(packet), *ctx.decode(None))]
+            frames += [f.reformat(width, height, "rgb24").to_ndarray() for f in (*ctx.decode(packet), *ctx.decode(None))]
     if not frames:
         raise VideoExportError(f"{path}: no keyframe decodes")
     return np.stack(frames)

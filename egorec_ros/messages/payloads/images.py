@@ -273,6 +273,7 @@ def jpeg_message(store: Typestore, frame: np.ndarray | LazyFrame, header: Msg) -
     if pixels.dtype != np.uint8 or pixels.ndim != 3 or pixels.shape[2] != 3:
         raise ValueError(f"JPEG needs an HxWx3 uint8 RGB frame, got {pixels.shape} {pixels.dtype}")
     ctx = av.CodecContext.create("mjpeg", "w")
+    assert isinstance(ctx, av.VideoCodecContext)             # mjpeg is a video codec (PyAV 17's stubs say CodecContext)
     ctx.width, ctx.height, ctx.pix_fmt = pixels.shape[1], pixels.shape[0], "yuvj444p"
     ctx.time_base = Fraction(1, 30)
     picture = av.VideoFrame.from_ndarray(np.ascontiguousarray(pixels), format="rgb24").reformat(format="yuvj444p")
