@@ -144,3 +144,11 @@ def test_an_option_that_cannot_work_is_one_line_and_writes_nothing(tmp_path, fla
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("egorec convert: ") and message in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_codec_option_that_cannot_work_is_one_line_for_the_recorder_too(tmp_path):
+    """`egorec record --crf 99` printed a traceback (VideoCodec's ValueError); now the CLI's one line."""
+    done = egorec("record", "--rig", "appendix_b", "--sim", "--crf", "99", "--out", tmp_path / "out")
+    assert done.returncode == 1, done.stderr
+    assert "egorec: h264 crf must be in 0..51, got 99" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
