@@ -15,8 +15,10 @@ from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.transport.base import DEFAULT, RECORDER, SENSOR_DATA, QoS
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
-from egorec_ros.transport.dds.names import dds_topic, ros_type
-from egorec_ros.transport.dds.types import dds_type_name, idl_type
+from egorec_ros.transport.dds.names import REPLY_PREFIX, REQUEST_PREFIX, dds_topic, ros_type
+from egorec_ros.transport.dds.rawio import write_raw
+from egorec_ros.transport.dds.services import SERVICES_QOS, split_request, wrap
+from egorec_ros.transport.dds.types import dds_type_name, idl_type, service_wrapper_type
 
 STORE = ros2_typestore()
 
@@ -179,3 +181,30 @@ def test_a_slow_callback_does_not_cost_samples(monkeypatch):
         release.set()
         assert _wait(lambda: len(got) == 30)
     assert got == [str(i) for i in range(30)]
+
+
+def test_a_reply_waits_for_the_callers_reader():
+    """A caller whose request arrives before the server has discovered its reply reader (here:
+    the reader is opened 0.3 s after the request) still gets the reply, once, as ros2 service
+    call and egorec ctl expect; a volatile reply written at once would have reached nobody."""
+    trigger = "egorec_ros/srv/Stop"
+    request = STORE.serialize_cdr(STORE.types[f"{trigger}_Request"](), f"{trigger}_Request")
+    reply = STORE.serialize_cdr(STORE.types[f"{trigger}_Response"](success=True, message="done", episode_index=3,
+                                                                     rows=90), f"{trigger}_Response")
+    calls, replies = [], []
+    with DdsTransport() as server, DdsTransport() as caller:
+        service = server.serve("/t8/late_reader", trigger, lambda req: calls.append(req) or reply)
+        writer = caller.open_writer(dds_topic("/t8/late_reader", REQUEST_PREFIX, "Request"),
+                                    service_wrapper_type(trigger, "Request"), SERVICES_QOS)
+        assert _wait(lambda: writer.get_matched_subscriptions())
+        write_raw(writer._ref, wrap(request, 7, 1))
+        assert _wait(lambda: calls)
+        time.sleep(0.3)
+        caller.open_reader(dds_topic("/t8/late_reader", REPLY_PREFIX, "Reply"),
+                           service_wrapper_type(trigger, "Response"), SERVICES_QOS,
+                           lambda cdr, _t: replies.append(split_request(cdr)))
+        assert _wait(lambda: replies), "the reply went out before the caller's reader was matched"
+        time.sleep(0.3)
+        service.close()
+    [(guid, seq, got)] = replies
+    assert (guid, seq) == (7, 1) and got[:len(reply)] == reply and len(calls) == 1

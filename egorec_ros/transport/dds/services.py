@@ -7,6 +7,12 @@ message prefixed by rmw_cyclonedds's request header: ``uint64 guid`` (the client
 its request writer's instance handle and keeps only replies carrying it) and ``int64 seq``;
 the server copies both into the reply. See rmw_cyclonedds_cpp ``serdata.hpp``
 (``cdds_request_header_t``) and ``Serialization.cpp`` (``serialize_top_level``).
+
+Discovery runs each way on its own: a caller can see our reply writer, and send its request,
+before we have seen its reply reader; a volatile reply written then reaches nobody (the caller
+waits out its timeout while the call took effect). So a reply waits, up to
+``REPLY_MATCH_WAIT_S``, until every participant calling us has a reply reader we matched, as
+rmw_cyclonedds_cpp's ``rmw_send_response`` waits for the caller's reader (100 ms there).
 """
 from __future__ import annotations
 
@@ -24,9 +30,12 @@ from egorec_ros.transport.dds.rawio import write_raw
 from egorec_ros.transport.dds.types import service_wrapper_type
 
 if TYPE_CHECKING:
+    from cyclonedds.builtin import DcpsEndpoint
+
     from egorec_ros.transport.dds.transport import DdsTransport
 
 SERVICES_QOS = QoS("reliable", 10, "volatile")
+REPLY_MATCH_WAIT_S = 2.0
 _HEADER = {True: struct.Struct("<Qq"), False: struct.Struct(">Qq")}
 
 
@@ -37,6 +46,11 @@ def split_request(cdr: bytes) -> tuple[int, int, bytes]:
     little = cdr[1] == 1
     guid, seq = _HEADER[little].unpack_from(cdr, 4)
     return guid, seq, bytes(cdr[:4]) + bytes(cdr[20:])
+
+
+def _participant(endpoint: DcpsEndpoint | None) -> object:
+    """The participant an endpoint belongs to (None: it left between listing and lookup)."""
+    return None if endpoint is None else endpoint.participant_key
 
 
 def wrap(cdr: bytes, guid: int, seq: int) -> bytes:
@@ -71,9 +85,24 @@ class DdsService:
         while (job := self._queue.get()) is not None:
             guid, seq, request = job
             try:
-                write_raw(self._writer._ref, wrap(self._handler(request), guid, seq))
+                reply = wrap(self._handler(request), guid, seq)
+                self._await_callers_readers()
+                write_raw(self._writer._ref, reply)
             except Exception as exc:  # noqa: BLE001 - one failed call must not end the service
                 print(f"egorec dds: {self.service}: the call failed: {exc!r}", file=sys.stderr)
+
+    def _await_callers_readers(self) -> None:
+        deadline = time.monotonic() + REPLY_MATCH_WAIT_S
+        while not self._callers_readers_matched() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def _callers_readers_matched(self) -> bool:
+        """Whether each participant with a request writer matched by our request reader has a
+        reply reader matched by our reply writer (see the module docstring)."""
+        reader, writer = self._sub.reader, self._writer
+        callers = {_participant(reader.get_matched_publication_data(h)) for h in reader.get_matched_publications()}
+        heard = {_participant(writer.get_matched_subscription_data(h)) for h in writer.get_matched_subscriptions()}
+        return callers - {None} <= heard
 
     def close(self) -> None:
         self._sub.close()
