@@ -9,7 +9,8 @@ Two things differ from a live recording because the stream is finished:
   buffers behind: memory stays flat however long the stream (a bag of an hour);
 * the episode ends at ``stop_ns`` or half a tick after the last video frame, whichever
   comes first: past the last frame of every camera there is nothing to put in a row
-  (a live recorder would repeat that frame until it is stopped).
+  (a live recorder repeats that frame until it is stopped; ``end_at_last_frame=False``
+  does the same, to rebuild a live episode from the samples it received).
 
 The producer (reading, assembling, building rows) is busy Python, and each encoder
 thread needs the GIL for a moment per frame between its FFmpeg calls; with Python's
@@ -36,7 +37,8 @@ GIL_SWITCH_S = 0.0005       # how long a thread may hold the GIL while encoder t
 def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, start_ns: int, stop_ns: int,
                    task: str | None = None, config: AssemblyConfig = AssemblyConfig(),
                    created_at: float | None = None, number: int | None = None,
-                   commit: bool = True, notes: Sequence[str] = ()) -> tuple[EpisodeResult | None, AssemblyReport]:
+                   commit: bool = True, notes: Sequence[str] = (),
+                   end_at_last_frame: bool = True) -> tuple[EpisodeResult | None, AssemblyReport]:
     """One episode from ``samples`` (in arrival order) between start_ns and stop_ns.
 
     ``number`` forces the episode number and ``commit=False`` leaves the finished episode
@@ -60,7 +62,7 @@ def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, s
                 assembler.push(sample)
                 if sample.stream in videos:
                     last_frame = sample.stamp_ns if last_frame is None else max(last_frame, sample.stamp_ns)
-            end = stop_ns if last_frame is None else min(stop_ns, last_frame + half_tick)
+            end = stop_ns if last_frame is None or not end_at_last_frame else min(stop_ns, last_frame + half_tick)
             report = assembler.finish(end)
         except BaseException:
             if output.episode is not None:
