@@ -14,6 +14,9 @@ simulated before timing and cycled to make ``--seconds`` of episode.
 3. What the row sink does per row group, step by step, on one thread (first 20 s).
 4. Parquet writer options on the force matrix columns of the first 5 s (A/B, median
    and best of ``--rounds`` interleaved rounds).
+5. The same matrix values stored other ways than §4.6's ``list<int16>`` (for a decision
+   on the layout, not options we could take): one ``binary`` value a row (the int16
+   bytes), and zstd of the bytes without parquet (the floor any column type shares).
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import zstandard
 
 from egorec_ros.assembly.assembler import Assembler
 from egorec_ros.rig.declare import declaration
@@ -205,6 +209,41 @@ def option_variants(groups: list[pa.Table], decl: Declaration, rounds: int = 3) 
     return {k: (float(np.median(v)), min(v), sizes[k]) for k, v in runs.items()}
 
 
+def column_types(groups: list[pa.Table], decl: Declaration, rounds: int = 3) -> dict[str, tuple[float, float, int]]:
+    """(median, best) CPU s and bytes of the force matrix values stored as other column types."""
+    names = [c for c in groups[0].column_names if c.endswith("_force_matrix")]
+    specs = [decl.column(c) for c in names]
+    lists = [matrices_by_row(t.select(names), specs) for t in groups]
+
+    def row_bytes(column: pa.ChunkedArray) -> pa.Array:   # one binary value a row: the row's int16 bytes
+        return pa.array([v.values.to_numpy().tobytes() if v.is_valid else None for v in column], pa.binary())
+
+    binary = [pa.Table.from_arrays([row_bytes(col) for col in t.select(names).columns], names=names) for t in groups]
+    raw = [b for t in binary for col in t.columns for b in col.to_pylist() if b is not None]
+    tables = {"list<int16> (§4.6, as shipped)": lists, "binary, int16 bytes a row": binary}
+    no_parquet = "zstd of the bytes, no parquet"
+    compressor = zstandard.ZstdCompressor(level=1)       # Arrow's default zstd level
+    runs: dict[str, list[float]] = {k: [] for k in [*tables, no_parquet]}
+    sizes: dict[str, int] = {}
+
+    def write(label: str) -> None:
+        buf = io.BytesIO()
+        with pq.ParquetWriter(buf, tables[label][0].schema, compression="zstd", use_dictionary=False,
+                              write_statistics=False, write_batch_size=1 << 16) as w:
+            for t in tables[label]:
+                w.write_table(t, row_group_size=t.num_rows)
+        sizes[label] = len(buf.getvalue())
+
+    def compress() -> None:
+        sizes[no_parquet] = sum(len(compressor.compress(b)) for b in raw)
+
+    for _ in range(rounds):
+        for label in tables:
+            runs[label].append(cpu_of(lambda: write(label))[0])  # noqa: B023 (called at once)
+        runs[no_parquet].append(cpu_of(compress)[0])
+    return {k: (float(np.median(v)), min(v), sizes[k]) for k, v in runs.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=60.0, help="episode length (default 60)")
@@ -258,6 +297,12 @@ def main() -> None:
               f"(median / best of {args.rounds}, load average {os.getloadavg()[0]:.1f}):")
         for label, (cpu, low, size) in option_variants(sample, decl, args.rounds).items():
             print(f"   {label:30s} {cpu:6.2f} s / {low:5.2f} s = {100 * cpu / sample_s:5.1f} % of one core  "
+                  f"{size / 1e6:6.1f} MB")
+
+        print(f"\n5. the same force matrix values as other column types than §4.6's, first {sample_s:.0f} s, "
+              f"zstd, no dictionary, no statistics (median / best of {args.rounds}):")
+        for label, (cpu, low, size) in column_types(sample, decl, args.rounds).items():
+            print(f"   {label:34s} {cpu:6.2f} s / {low:5.2f} s = {100 * cpu / sample_s:5.1f} % of one core  "
                   f"{size / 1e6:6.1f} MB")
     finally:
         if args.keep is None:
