@@ -193,6 +193,7 @@ def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, g
 
 def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
     from egorec_ros.assembly.counts import judged, problems
+    from egorec_ros.recorder.no_rows import no_rows_reason
     from egorec_ros.recorder.overload import episode_warnings
 
     last = recorder.last_episode
@@ -206,7 +207,7 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
               file=sys.stderr)
         return why
     if result is None:
-        print(f"episode {n + 1}: no row was built (no video stream delivered); nothing written")
+        print(f"episode {n + 1}: no row was built ({no_rows_reason(recorder.rig, report.streams)}); nothing written")
         return "failed"
     drops = {sid: p for sid, c in report.streams.items() if (p := problems(c))}
     print(f"episode {result.number.index}: {result.rows} rows, committed in {result.commit_seconds:.2f} s"

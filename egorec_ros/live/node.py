@@ -20,10 +20,9 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
 from egorec_ros.assembly.assembler import AssemblyConfig
-from egorec_ros.assembly.counts import MEANINGS
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.converter.split import BOOL, STRING, marker_state
 from egorec_ros.messages.decode import deserialize
@@ -32,8 +31,8 @@ from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.live.diagnostics import (DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC, ERROR, OK, STALE, WARN,
                                          diagnostic_array, diagnostic_status)
 from egorec_ros.live.input import LiveInput
+from egorec_ros.recorder.no_rows import no_rows_reason
 from egorec_ros.recorder.session import Recorder
-from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
@@ -290,23 +289,6 @@ class RecorderNode:
 
     def _diagnostic(self, level: int, what: str, message: str, **values):
         return diagnostic_status(level, f"{self.config.name}: {what}", message, self.config.name, values)
-
-
-def no_rows_reason(rig: Rig, streams: Mapping[str, Mapping[str, int]]) -> str:
-    """Why an episode built no row, from where its video samples went (the episode's counts):
-    "no video delivered" and "every frame came too late" need different fixes."""
-    fates: list[str] = []
-    kinds: set[str] = set()
-    for spec in rig.streams.values():
-        counts = streams.get(spec.id, {})
-        if spec.kind in (StreamKind.VIDEO, StreamKind.DEPTH) and counts.get("received"):
-            fates.append(f"{spec.id}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
-            kinds.update(k for k in counts if k not in ("received", "used"))
-    if not fates:
-        return "no video stream delivered a sample during the episode"
-    return ("video samples arrived but none made a row: " + "; ".join(fates) + " ("
-            + "; ".join(f"{k}: {MEANINGS[k]}" for k in sorted(kinds) if k in MEANINGS)
-            + "; stamps far behind the recorder's clock mean a publisher lagging or a clock apart)")
 
 
 def _sleep_until_stopped(running: threading.Event, seconds: float) -> bool:

@@ -1,7 +1,7 @@
 """When a live episode builds no row, the log says whether video never came or came too late."""
 from __future__ import annotations
 
-from egorec_ros.live.node import no_rows_reason
+from egorec_ros.recorder.no_rows import no_rows_reason
 from egorec_ros.rig.load import load_rig
 
 
