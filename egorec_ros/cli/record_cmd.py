@@ -16,8 +16,10 @@ from egorec_ros.cli import options
 
 if TYPE_CHECKING:
     from egorec_ros.cli.interrupts import Interrupts
+    from egorec_ros.codecs.capacity import EncodingPlan
     from egorec_ros.recorder.disk import DiskGuard
     from egorec_ros.recorder.session import Recorder
+    from egorec_ros.rig.model import Rig
 
 INTERRUPTED = 130   # exit status after Ctrl-C, as a shell reports SIGINT
 
@@ -58,7 +60,7 @@ def run(args) -> int:
 
 def _record(args, ctrl: Interrupts) -> int:
     from egorec_ros.assembly.assembler import AssemblyConfig
-    from egorec_ros.codecs.capacity import StreamNeed, advice, plan_encoding
+    from egorec_ros.codecs.capacity import advice
     from egorec_ros.recorder.disk import DiskGuard
     from egorec_ros.recorder.session import Recorder
     from egorec_ros.rig.declare import declaration
@@ -71,8 +73,7 @@ def _record(args, ctrl: Interrupts) -> int:
           "twice: discard it)", file=sys.stderr, flush=True)
     task_dir = Path(args.out) / (args.task or rig.name)
     rows = max(1, round(args.seconds * rig.fps))
-    plan = plan_encoding([StreamNeed(v.key, v.kind, v.width, v.height, v.fps or rig.fps) for v in rig.videos],
-                         options.codec_from(args), args.depth)
+    plan = plan_for(rig, args)
     print(f"encoders: {plan.notes[0] if plan.notes else 'no video'}; they need {plan.load:.2f}x this machine",
           file=sys.stderr)
     if plan.overloaded:
@@ -114,6 +115,14 @@ def _record(args, ctrl: Interrupts) -> int:
               file=sys.stderr)
         return INTERRUPTED
     return 1 if failed else 0
+
+
+def plan_for(rig: Rig, args) -> EncodingPlan:
+    """What the rig's encoders need of this machine with the codec and depth container asked for."""
+    from egorec_ros.codecs.capacity import StreamNeed, plan_encoding
+
+    return plan_encoding([StreamNeed(v.key, v.kind, v.width, v.height, v.fps or rig.fps) for v in rig.videos],
+                         options.codec_from(args), args.depth)
 
 
 def _pause(seconds: float, ctrl: Interrupts) -> None:
