@@ -2,6 +2,7 @@
 devices, validate them and summarise them — the whole pipeline on built-in defaults."""
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from egorec_ros.cli import inspect_cmd, options, record_cmd, validate_cmd
@@ -13,27 +14,26 @@ SIZES = ("640x480", "480x360", "320x240")   # the demo records at the first one 
 def add_parser(sub) -> None:
     p = sub.add_parser("demo", help="record 3 simulated Appendix B episodes, validate and summarise them")
     p.add_argument("--out", default="egorec_data", help="dataset root (default ./egorec_data)")
-    p.add_argument("--episodes", type=int, default=3)
-    p.add_argument("--seconds", type=float, default=5.0)
+    p.add_argument("--episodes", type=options.positive_int, default=3)
+    p.add_argument("--seconds", type=options.positive_seconds, default=5.0)
     p.set_defaults(run=run)
 
 
-def run(args) -> int:
-    task = TASK
+def run(args: argparse.Namespace) -> int:
     status = record_cmd.run(demo_record_args(args))
     if status:
         return status
-    task_dir = str(Path(args.out) / task)
+    task_dir = str(Path(args.out) / TASK)
     print(f"\n$ egorec validate {task_dir}")
     status = validate_cmd.run(options.parse_subcommand(validate_cmd, [task_dir]))
     print(f"\n$ egorec inspect {task_dir}")
-    report = str(Path(args.out) / f"{task}_report.html")
+    report = str(Path(args.out) / f"{TASK}_report.html")
     inspect_cmd.run(options.parse_subcommand(inspect_cmd, [task_dir, "--html", report]))
     print(f"\nopen {report} to see first frames, drops per stream, trajectories and forces")
     return status
 
 
-def demo_record_args(args):
+def demo_record_args(args: argparse.Namespace) -> argparse.Namespace:
     """`egorec record` arguments of the demo, at the largest of ``SIZES`` whose encoding this
     machine keeps up with: a demo full of repeated frames would show the machine, not the tool."""
     for size in SIZES:

@@ -30,6 +30,25 @@ def seconds(text: str) -> Decimal:
     return value
 
 
+def positive_int(text: str) -> int:
+    """A count that must be at least 1 (--episodes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number like 3, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A length in seconds that must be more than 0 (--seconds)."""
+    value = float(seconds(text))
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 s, got {text}")
+    return value
+
+
 def size(text: str) -> tuple[int, int]:
     from egorec_ros.rig.resize import parse_size
     try:

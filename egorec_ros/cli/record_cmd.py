@@ -29,8 +29,8 @@ def add_parser(sub) -> None:
                                       "or from in-process simulated devices with --sim")
     options.add_rig_options(p)
     p.add_argument("--sim", action="store_true", help="record from simulated devices, in real time, no ROS needed")
-    p.add_argument("--episodes", type=int, default=1)
-    p.add_argument("--seconds", type=float, default=10.0,
+    p.add_argument("--episodes", type=options.positive_int, default=1)
+    p.add_argument("--seconds", type=options.positive_seconds, default=10.0,
                    help="length of each episode: exactly seconds x fps rows, however loaded the machine")
     p.add_argument("--gap", type=float, default=1.0, help="pause between episodes (s)")
     p.add_argument("--out", default="egorec_data", help="dataset root; episodes go to ROOT/TASK")

@@ -31,6 +31,10 @@ class UnfinishedEpisodesError(UserError, RuntimeError):
     """The task dir holds staged episodes from a crash; recover them first."""
 
 
+class TaskFolderError(UserError, OSError):
+    """The task folder cannot be created (read-only or missing parent, a file in the way)."""
+
+
 class TaskFormatError(UserError, ValueError):
     """The task dir's info.json is of another format; episodes are not added to it."""
 
@@ -49,7 +53,11 @@ class TaskWriter:
         keep_frame_buffers()   # frames of ~1 MB come and go from now on (allocator.py)
         root = Path(task_dir)
         self._discard = discard_if_unused and not root.exists()
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TaskFolderError(f"{root}: cannot create the task folder ({exc.strerror or exc}); "
+                                  "record into a folder you can write (--out)") from exc
         self._lock = TaskLock(root).acquire()
         try:
             info = metadata.read_info(TaskPaths(root))

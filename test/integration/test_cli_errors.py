@@ -52,6 +52,33 @@ def test_a_locked_task_is_a_message_not_a_traceback(tmp_path):
     assert "stop the other recorder/converter or write to another task" in done.stderr
 
 
+def test_an_unwritable_out_is_a_message_not_a_traceback(tmp_path):
+    rig = tmp_path / "rig.yaml"
+    rig.write_text("name: t\n" + UVC % "")
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the dataset root should go")
+    done = record(rig, blocker)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (f"egorec: {blocker / 't'}: cannot create the task folder (Not a "
+                                            "directory); record into a folder you can write (--out)")
+
+
+@pytest.mark.parametrize("command", ["record", "demo"])
+@pytest.mark.parametrize("option, value, message", [
+    ("--episodes", "0", "must be at least 1, got 0"),
+    ("--episodes", "two", "a whole number like 3, got 'two'"),
+    ("--seconds", "0", "must be more than 0 s, got 0"),
+    ("--seconds", "-2", "must be more than 0 s, got -2"),
+])
+def test_episode_counts_and_lengths_below_one_are_refused_before_recording(tmp_path, command, option, value,
+                                                                           message):
+    extra = ["--sim", "--rig", "appendix_b"] if command == "record" else []
+    done = egorec(command, *extra, "--out", tmp_path, option, value)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == f"egorec {command}: error: argument {option}: {message}"
+    assert not any(tmp_path.iterdir()), "nothing is recorded"
+
+
 def test_a_bad_qos_profile_is_a_message_not_a_traceback():
     done = egorec("recorder", "--rig", "appendix_b", "--qos", "fastest")
     assert done.returncode == 1 and "Traceback" not in done.stderr
