@@ -64,7 +64,8 @@ setup(
         "cyclonedds==11.0.1",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86"],   # wheel: test_resources
+        # pytest-timeout: a hung test fails alone (faulthandler dump) instead of eating the CI budget
+        "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86"],   # wheel: test_resources
         # the CI gates (scripts/test.sh): lint, types, import layering
         "dev": ["ruff>=0.6,<0.9", "mypy>=1.10,<2", "import-linter>=2.0,<3", "types-PyYAML", "types-tqdm"],
         "ray": ["ray>=2.9"],
