@@ -99,13 +99,13 @@ def _rate(stream: av.video.stream.VideoStream, path: str | Path) -> Fraction:
     rate = stream.guessed_rate or stream.average_rate
     if not rate:
         raise DamagedVideoError(f"{path}: no frame rate; cannot map frame numbers to timestamps")
-    return Fraction(rate)
+    return Fraction(rate.numerator, rate.denominator)   # PyAV >= 19 gives an AVRational, older a Fraction
 
 
 def _time_base(stream: av.video.stream.VideoStream, path: str | Path) -> Fraction:
     if stream.time_base is None:
         raise DamagedVideoError(f"{path}: no time base; cannot map frame numbers to timestamps")
-    return Fraction(stream.time_base)
+    return Fraction(stream.time_base.numerator, stream.time_base.denominator)
 
 
 def decode_frame_at(path: str | Path, index: int) -> av.VideoFrame:

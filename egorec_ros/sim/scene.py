@@ -148,6 +148,7 @@ class RgbCanvas:
 
     def _sprite(self, shape: Shape) -> tuple[np.ndarray, np.ndarray, int]:
         u, v, inside, half = shape_grid(shape, self.height)
+        light: np.ndarray
         if shape.ball:
             light = 0.45 + 0.55 * np.sqrt(np.clip(1.0 - (u + 0.3) ** 2 - (v + 0.3) ** 2, 0.0, 1.0))
             pattern = 1.0 + 0.15 * np.sin(9.0 * (u + v))

@@ -37,7 +37,8 @@ def check_copyable(path: Path, rows: int, fps: int) -> None:
     frame per row, starts at pts 0 and runs at the task fps."""
     with av.open(str(path)) as c:
         s = c.streams.video[0]
-        codec, rate = s.codec_context.name, Fraction(s.average_rate or 0)
+        avg = s.average_rate   # PyAV >= 19: an AVRational (int() refuses it), older: a Fraction
+        codec, rate = s.codec_context.name, Fraction(avg.numerator, avg.denominator) if avg else Fraction(0)
         start = s.start_time or 0
     if path.suffix != ".mp4" or codec not in COPYABLE:
         raise VideoExportError(f"{path}: {codec} in {path.suffix}; --video copy takes H.264/HEVC/AV1 MP4 only, "
@@ -87,10 +88,11 @@ def video_info(path: Path) -> dict:
     """The ``info`` block of a video feature, as lerobot's get_video_info writes it."""
     with av.open(str(path)) as c:
         s = c.streams.video[0]
-        if s.base_rate is None:
+        rate = s.base_rate   # PyAV >= 19: an AVRational, which int() refuses
+        if rate is None:
             raise VideoExportError(f"{path}: its video stream has no frame rate; re-encode it with one (ffmpeg -r)")
         return {"video.height": s.height, "video.width": s.width, "video.codec": s.codec_context.codec.canonical_name,
-                "video.pix_fmt": s.pix_fmt, "video.is_depth_map": False, "video.fps": int(s.base_rate),
+                "video.pix_fmt": s.pix_fmt, "video.is_depth_map": False, "video.fps": rate.numerator // rate.denominator,
                 "video.channels": 3, "has_audio": bool(c.streams.audio)}
 
 
