@@ -26,7 +26,6 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         record("pick")
         reply = rec.stop()
         assert reply.success and reply.episode_index == 1 and reply.rows > 20, reply.message
-        assert reply.verdict in ("ok", "warn", "redo"), reply
         assert rec.watch.wait(lambda s: s.last_episode_index == 1 and s.last_verdict == reply.verdict)
         record("place")
         assert "episode_index 2" in rec.ctl("stop")
@@ -34,7 +33,7 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         listed = rec.list_episodes()
         assert [e["episode_index"] for e in listed] == [1, 2]
         assert [e["instruction"] for e in listed] == ["pick", "place"]
-        assert all(e["rows"] > 20 and e["duration_s"] > 0.5 and e["verdict"] for e in listed), listed
+        assert all(e["rows"] > 20 and e["duration_s"] > 0.5 for e in listed), listed
 
         # a delete while episode 3 is being recorded: safe, and the recording goes on
         record("third")
