@@ -1,44 +1,83 @@
-"""egorec ctl start|stop|abort|status: drive a running recorder node (DDS or ROS 2) through its services."""
+"""egorec ctl start|stop|abort|status|delete|delete-last|list: drive a running recorder node (DDS or
+ROS 2) through its services."""
 from __future__ import annotations
 
+import json
 import sys
+
+ACTIONS = ("start", "stop", "abort", "status", "delete", "delete-last", "list")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("ctl", help="start, stop or abort an episode of a running recorder, or show its status")
-    p.add_argument("action", choices=("start", "stop", "abort", "status"))
+    p = sub.add_parser("ctl", help="start, stop or abort an episode of a running recorder, delete or list its "
+                                   "episodes, or show its status")
+    p.add_argument("action", choices=ACTIONS)
+    p.add_argument("episode", nargs="?", type=int,
+                   help="delete: the episode_index to delete (delete-last: the last committed one)")
     p.add_argument("--name", default="egorec_recorder", help="the recorder's node name")
-    p.add_argument("--task", default="", help="start: task folder (default: the recorder's current one)")
+    p.add_argument("--task", default="", help="start, list: task folder (default: the recorder's current one)")
     p.add_argument("--instruction", default="", help="start: the episode's task text")
+    p.add_argument("--json", action="store_true", help="list: print the episodes as JSON")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for the recorder (stop waits until the episode is committed)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from egorec_ros.live.node import START, STATUS, STOP
+    from egorec_ros.live.node import DELETE, LIST_EPISODES, START, STATUS, STOP
     from egorec_ros.messages.decode import deserialize
     from egorec_ros.messages.typestores import ros2_typestore
     from egorec_ros.transport.dds import DdsTransport
 
+    if args.action == "delete" and (args.episode is None or args.episode < 1):
+        print("egorec ctl: delete needs the episode_index to delete (1-based), e.g. `egorec ctl delete 7`; "
+              "`egorec ctl delete-last` deletes the last committed one", file=sys.stderr)
+        return 2
+    if args.episode is not None and args.action != "delete":
+        print(f"egorec ctl: {args.action} takes no episode number", file=sys.stderr)
+        return 2
     store = ros2_typestore()
     prefix = "/" + args.name.strip("/")
+    srv, service, fields = {
+        "start": (START, "start", {"task": args.task, "instruction": args.instruction}),
+        "stop": (STOP, "stop", {"structure_needs_at_least_one_member": 0}),
+        "abort": (STOP, "abort", {"structure_needs_at_least_one_member": 0}),
+        "delete": (DELETE, "delete", {"episode_index": args.episode or 0}),
+        "delete-last": (DELETE, "delete", {"episode_index": 0}),
+        "list": (LIST_EPISODES, "list_episodes", {"task": args.task}),
+        "status": (STATUS, "status", {}),
+    }[args.action]
     with DdsTransport() as transport:
         if args.action == "status":
             return _status(transport, store, f"{prefix}/status", STATUS, args.timeout)
-        srv = START if args.action == "start" else STOP
-        fields = ({"task": args.task, "instruction": args.instruction} if srv == START
-                  else {"structure_needs_at_least_one_member": 0})
         request = bytes(store.serialize_cdr(store.types[f"{srv}_Request"](**fields), f"{srv}_Request"))
         try:
-            reply = deserialize(f"{srv}_Response", transport.call(f"{prefix}/{args.action}", srv, request,
-                                                                  args.timeout))
+            reply = deserialize(f"{srv}_Response", transport.call(f"{prefix}/{service}", srv, request, args.timeout))
         except TimeoutError as exc:
             print(f"egorec ctl: {exc}", file=sys.stderr)
             return 3
-    print(f"{args.action}: {'ok' if reply.success else 'refused'}: {reply.message} "
-          f"(episode_index {reply.episode_index})")
-    return 0 if reply.success else 1
+    if not reply.success:
+        print(f"{args.action}: refused: {reply.message}")
+        return 1
+    if srv == LIST_EPISODES:
+        return _print_list(reply.task, json.loads(reply.episodes_json), args.json)
+    print(f"{args.action}: ok: {reply.message} (episode_index {reply.episode_index})")
+    if srv == STOP and reply.verdict:
+        print(f"QA: {reply.verdict}" + "".join(f"\n  {r}" for r in reply.reasons))
+    return 0
+
+
+def _print_list(task: str, episodes: list[dict], as_json: bool) -> int:
+    if as_json:
+        print(json.dumps({"task": task, "episodes": episodes}, ensure_ascii=False, indent=1))
+        return 0
+    print(f"task {task}: {len(episodes)} episode(s)")
+    for e in episodes:
+        print(f"  {e['episode_index']:5d}  {e['rows']:6d} rows  {e['duration_s']:7.1f} s  "
+              f"{e['verdict'] or '-':4s}  {e['instruction']}")
+        for reason in e["reasons"]:
+            print(f"         {reason}")
+    return 0
 
 
 def _status(transport, store, topic: str, msgtype: str, timeout: float) -> int:
@@ -55,6 +94,11 @@ def _status(transport, store, topic: str, msgtype: str, timeout: float) -> int:
         return 3
     print(f"{msg.state}  task {msg.task}  episode {msg.episode_index}  rows {msg.rows}  "
           f"backlog {msg.encoder_backlog} ({msg.encoder_backlog_key or '-'})  free {msg.free_disk_gb:.1f} GB")
+    if msg.last_episode_index:
+        print(f"last episode {msg.last_episode_index}: QA {msg.last_verdict or 'not computed'}"
+              + "".join(f"\n  {r}" for r in msg.last_reasons))
+    for alarm in msg.alarms:
+        print(f"  ALARM {alarm}")
     for s in msg.streams:
         age = "never" if s.last_sample_age_s < 0 else f"{s.last_sample_age_s:.2f} s ago"
         print(f"  {s.stream:32s} {s.rate_hz:7.1f} Hz  last {age:>12s}  received {s.received}  "

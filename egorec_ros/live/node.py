@@ -3,7 +3,12 @@ and a marker topic, reporting on ``~/status`` (1 Hz) and ``/diagnostics``.
 
 Services (``<name>/start``, ``<name>/stop``, ``<name>/abort``; types ``egorec_ros/srv/Start``
 and ``egorec_ros/srv/Stop``): start takes a task folder and an instruction and answers with
-the episode's number; stop commits; abort discards and frees the number (§1.3). A marker
+the episode's number; stop commits and answers with the episode's QA verdict and reasons;
+abort discards and frees the number (§1.3). ``<name>/delete`` (``egorec_ros/srv/Delete``)
+deletes a committed episode of the current task (0 = the last one: the operator's redo), its
+number never reused; ``<name>/list_episodes`` (``egorec_ros/srv/ListEpisodes``) lists a task's
+episodes as JSON (``dataset.listing``). ``~/status`` carries the last verdict and the live QA
+alarms, which also raise a /diagnostics WARN as soon as they appear. A marker
 topic (``std_msgs/Bool`` recording flag or ``std_msgs/String`` start/stop words) starts and
 stops episodes with the converter's ``--marker`` rule, so a bag of the same session converts
 into the same episodes. ``close()`` (Ctrl-C, SIGTERM) commits the running episode.
@@ -12,6 +17,7 @@ into the same episodes. ``close()`` (Ctrl-C, SIGTERM) commits the running episod
 """
 from __future__ import annotations
 
+import json
 import queue
 import shutil
 import sys
@@ -25,13 +31,17 @@ from typing import Callable
 from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.codecs.video import VideoCodec
 from egorec_ros.converter.split import BOOL, STRING, marker_state
+from egorec_ros.dataset.listing import episode_summaries
 from egorec_ros.messages.decode import deserialize
 from egorec_ros.messages.payloads.stamps import header_message
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.live.diagnostics import (DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC, ERROR, OK, STALE, WARN,
                                          diagnostic_array, diagnostic_status)
 from egorec_ros.live.input import LiveInput
+from egorec_ros.qa.live import live_alarms
+from egorec_ros.qa.verdict import from_row
 from egorec_ros.recorder.no_rows import no_rows_reason
+from egorec_ros.rig.kinds import GLOVE_KINDS, StreamKind
 from egorec_ros.recorder.session import Recorder
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
@@ -39,10 +49,12 @@ from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
 from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
 
 START, STOP = "egorec_ros/srv/Start", "egorec_ros/srv/Stop"
+DELETE, LIST_EPISODES = "egorec_ros/srv/Delete", "egorec_ros/srv/ListEpisodes"
 STATUS = "egorec_ros/msg/RecorderStatus"
 STREAM_STATUS = "egorec_ros/msg/StreamStatus"
 DEFAULT_NAME = "egorec_recorder"
 LOW_DISK_GB = 5.0
+ALARM_CHECK_S = 0.2       # live QA alarms are looked for this often between status messages
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,8 @@ class RecorderNode:
             transport.serve(f"{self._prefix}/start", START, self._on_start),
             transport.serve(f"{self._prefix}/stop", STOP, lambda req: self._on_stop(req, abort=False)),
             transport.serve(f"{self._prefix}/abort", STOP, lambda req: self._on_stop(req, abort=True)),
+            transport.serve(f"{self._prefix}/delete", DELETE, self._on_delete),
+            transport.serve(f"{self._prefix}/list_episodes", LIST_EPISODES, self._on_list),
         ]
         if config.marker:
             if config.marker_type not in (BOOL, STRING):
@@ -87,6 +101,10 @@ class RecorderNode:
         self._status_pub = transport.publisher(f"{self._prefix}/status", STATUS, DEFAULT)
         self._diag_pub = transport.publisher(DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY, DEFAULT)
         self._last_received: Counter[str] = Counter()
+        # the last committed episode: (task, index, verdict, reasons); index 0 = none
+        self.last: tuple[str, int, str, list[str]] = ("", 0, "", [])
+        self._alarms: list[str] = []
+        self._stream_kinds = {s.id: _qa_kind(rig, s) for s in rig.streams.values() if s.topic}
         self._last_status = time.monotonic()
         # the kernel's drops on this process's DDS sockets: images lost before DDS sees them
         self._udp_drops_at_start = self._udp_drops = udp_drops().drops
@@ -120,14 +138,40 @@ class RecorderNode:
             return self.episode_index
 
     def stop(self) -> tuple[int, int]:
-        """Commit the running episode; (number, rows), number 0 when no row was built."""
+        """Commit the running episode; (number, rows), number 0 when no row was built.
+        Its QA verdict is ``self.last`` afterwards."""
         with self._lock:
             result, report = self.recorder.stop_episode()
             if result is None:
                 self.log(f"stopped: no row was built ({no_rows_reason(self.rig, report.streams)}); nothing written")
                 return 0, 0
-            self.log(f"episode {result.number.index} of {self.task}: {result.rows} rows committed")
+            verdict, reasons = from_row(result.qa)
+            self.last = (self.task, result.number.index, verdict, reasons)
+            self.log(f"episode {result.number.index} of {self.task}: {result.rows} rows committed; "
+                     f"QA {verdict or 'not computed'}" + "".join(f"\n  {r}" for r in reasons))
             return result.number.index, result.rows
+
+    def delete(self, episode_index: int = 0) -> int:
+        """Delete a committed episode of the current task (0 or below: the last one); its number
+        is never reused (§1.3). Safe while another episode is being recorded."""
+        with self._lock:
+            if episode_index <= 0:
+                done = [e["episode_index"] for e in episode_summaries(Path(self.config.out) / self.task)]
+                if not done:
+                    raise ValueError(f"task {self.task} has no committed episode to delete")
+                episode_index = done[-1]
+            self._writer.delete(episode_index)
+            if self.last[:2] == (self.task, episode_index):
+                self.last = ("", 0, "", [])
+            self.log(f"episode {episode_index} of {self.task}: deleted (its number is not reused)")
+            return episode_index
+
+    def list_episodes(self, task: str = "") -> tuple[str, list[dict]]:
+        """(task, its committed episodes: number, rows, duration, instruction, verdict)."""
+        task = task or self.task
+        if Path(task).is_absolute() or ".." in Path(task).parts:
+            raise ValueError(f"task {task!r} must be a folder name under the recorder's output root")
+        return task, episode_summaries(Path(self.config.out) / task)
 
     def abort(self) -> int:
         """Discard the running episode; its number is free again (§1.3)."""
@@ -172,9 +216,32 @@ class RecorderNode:
             else:
                 index, rows = self.stop()
                 text = f"episode {index}: {rows} rows committed" if index else "no row was built; nothing written"
-            return self._reply(STOP, success=True, message=text, episode_index=index, rows=rows)
+            _task, last, verdict, reasons = self.last
+            if abort or last != index:
+                verdict, reasons = "", []
+            return self._reply(STOP, success=True, message=text, episode_index=index, rows=rows,
+                               verdict=verdict, reasons=reasons)
         except Exception as exc:  # noqa: BLE001
-            return self._reply(STOP, success=False, message=str(exc), episode_index=0, rows=0)
+            return self._reply(STOP, success=False, message=str(exc), episode_index=0, rows=0, verdict="",
+                               reasons=[])
+
+    def _on_delete(self, request: bytes) -> bytes:
+        try:
+            req = deserialize(f"{DELETE}_Request", request)
+            index = self.delete(int(req.episode_index))
+            return self._reply(DELETE, success=True, episode_index=index,
+                               message=f"episode {index} of {self.task} deleted; its number is not reused")
+        except Exception as exc:  # noqa: BLE001 - the caller gets the reason, the recorder keeps running
+            return self._reply(DELETE, success=False, message=str(exc), episode_index=0)
+
+    def _on_list(self, request: bytes) -> bytes:
+        try:
+            req = deserialize(f"{LIST_EPISODES}_Request", request)
+            task, episodes = self.list_episodes(str(req.task).strip())
+            return self._reply(LIST_EPISODES, success=True, message=f"{len(episodes)} episode(s)", task=task,
+                               episodes_json=json.dumps(episodes, ensure_ascii=False))
+        except Exception as exc:  # noqa: BLE001
+            return self._reply(LIST_EPISODES, success=False, message=str(exc), task="", episodes_json="[]")
 
     def _on_marker(self, cdr: bytes, _arrival_ns: int) -> None:
         cfg = self.config
@@ -219,11 +286,22 @@ class RecorderNode:
         old_writer.close()
 
     def _status_loop(self) -> None:
-        while not _sleep_until_stopped(self._running, self.config.status_period_s):
+        """Status every period; between, a check of the live QA alarms every ALARM_CHECK_S,
+        publishing at once when a new one appears (the operator sees it within that)."""
+        due = time.monotonic() + self.config.status_period_s
+        while not _sleep_until_stopped(self._running, min(ALARM_CHECK_S, max(0.0, due - time.monotonic()))):
             try:
-                self.publish_status()
+                if time.monotonic() >= due or set(self._current_alarms()) - set(self._alarms):
+                    due = time.monotonic() + self.config.status_period_s
+                    self.publish_status()
             except Exception as exc:  # noqa: BLE001 - status must never take the recorder down
                 self.log(f"status: {exc!r}")
+
+    def _current_alarms(self) -> list[str]:
+        now_ns = time.time_ns()
+        _received, _invalid, last = self.live.snapshot()
+        ages = {sid: (now_ns - last[sid]) / 1e9 for sid in self._stream_kinds if sid in last}
+        return live_alarms(self._stream_kinds, ages, self.rig.qa, self.recorder.status().recording)
 
     def publish_status(self) -> None:
         now_ns, now = time.time_ns(), time.monotonic()
@@ -244,12 +322,20 @@ class RecorderNode:
             diags.append(self._stream_diagnostic(spec, age, rate, invalid.get(sid, 0), status.dropped.get(sid, 0)))
         self._last_received = Counter(received)
         key, backlog = max(status.backlog.items(), key=lambda kv: kv[1], default=("", 0))
+        ages = {sid: (now_ns - last[sid]) / 1e9 for sid in self._stream_kinds if sid in last}
+        alarms = live_alarms(self._stream_kinds, ages, self.rig.qa, status.recording)
+        for line in sorted(set(alarms) - set(self._alarms), key=alarms.index):
+            self.log(f"QA alarm: {line}")
+        self._alarms = alarms
+        _task, last_index, last_verdict, last_reasons = self.last
         free_gb = shutil.disk_usage(_existing(Path(self.config.out))).free / 1e9
         header = header_message(store, now_ns, self.config.name)
         msg = store.types[STATUS](header=header, state="recording" if status.recording else "idle", task=self.task,
                                   episode_index=self.episode_index if status.recording else 0, rows=status.rows,
                                   encoder_backlog=backlog, encoder_backlog_key=key, free_disk_gb=free_gb,
-                                  streams=streams)
+                                  streams=streams, last_episode_index=last_index if _task == self.task else 0,
+                                  last_verdict=last_verdict if _task == self.task else "",
+                                  last_reasons=last_reasons if _task == self.task else [], alarms=alarms)
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
         drops, new_drops = self._udp_drops_since_last()
         behind = self.transport.callback_drops()
@@ -263,6 +349,9 @@ class RecorderNode:
                                             "behind: CPU starved)" if new_behind else ""),
                                          task=self.task, rows=status.rows, encoder_backlog=backlog,
                                          udp_drops=drops, callback_drops=behind))
+        diags.append(self._diagnostic(WARN if alarms else OK, "qa",
+                                         "; ".join(alarms) if alarms else "no live QA alarm",
+                                         alarms=len(alarms), last_episode=last_index, last_verdict=last_verdict))
         self._diag_pub.publish(diagnostic_array(now_ns, self.config.name, diags))
 
     def _udp_drops_since_last(self) -> tuple[int, int]:
@@ -289,6 +378,15 @@ class RecorderNode:
 
     def _diagnostic(self, level: int, what: str, message: str, **values):
         return diagnostic_status(level, f"{self.config.name}: {what}", message, self.config.name, values)
+
+
+def _qa_kind(rig: Rig, spec) -> str:
+    """The live-QA kind of a stream (the words its alarm uses)."""
+    if spec.kind is StreamKind.TRAJECTORY:
+        return "slam"
+    if any(d.id == spec.device and d.kind in GLOVE_KINDS for d in rig.devices):
+        return "glove"
+    return spec.kind.value
 
 
 def _sleep_until_stopped(running: threading.Event, seconds: float) -> bool:

@@ -15,7 +15,7 @@ from egorec_ros import resources
 
 PACKAGE = resources.PACKAGE
 NAMES = ("GloveFrame", "HandPose", "ForceMatrix", "GripperState", "SlamPose", "StreamStatus", "RecorderStatus")
-SRV_NAMES = ("Start", "Stop")
+SRV_NAMES = ("Start", "Stop", "Delete", "ListEpisodes")
 SRV_SEPARATOR = "\n---"
 
 

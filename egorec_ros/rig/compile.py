@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.errors import UserError
+from egorec_ros.qa.thresholds import thresholds_from
 from egorec_ros.rig import frames
 from egorec_ros.rig.kinds import DEVICE_KINDS, GLOVE_KINDS, StreamKind
 from egorec_ros.rig.model import Device, Rig, StreamSpec
@@ -59,8 +60,12 @@ def compile_rig(doc: Mapping[str, Any], *, where: str = "rig") -> Rig:
                      if s.role == "rgb"), None)
     if forensic is not None:
         columns = columns + tuple(col.d435_forensics())
+    try:
+        qa = thresholds_from(doc.get("qa"), where)
+    except ValueError as exc:
+        raise RigError(str(exc)) from exc
     return Rig(name=str(doc.get("name", "rig")), fps=fps, devices=devices, columns=columns,
-               videos=videos, master_slot=master, forensic_slot=forensic)
+               videos=videos, master_slot=master, forensic_slot=forensic, qa=qa)
 
 
 def _check_combination(devices_doc: Mapping[str, Any], where: str) -> None:

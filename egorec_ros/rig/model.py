@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Mapping
 
+from egorec_ros.qa.thresholds import QaThresholds
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.options import StreamOptions, parse_options
 from egorec_ros.schema.columns import ColumnSpec
@@ -64,6 +65,7 @@ class Rig:
     videos: tuple[VideoSpec, ...]
     master_slot: str | None             # its frame stamps give hardware_ns
     forensic_slot: str | None = None    # the D435 whose chain fills depth_ns/rgb_dup/... (§4.3)
+    qa: QaThresholds = QaThresholds()    # the rig file's qa: block over the defaults
 
     @cached_property
     def streams(self) -> dict[str, StreamSpec]:

@@ -2,7 +2,8 @@
 force-matrix scale (force_matrix_specs) and SLAM frames (slam_specs, §7.2).
 
 ``stats`` (JSON) is our additive column: the episode's own feature statistics, so
-stats.json can be rebuilt exactly after a deletion or a recovery.
+stats.json can be rebuilt exactly after a deletion or a recovery. ``qa`` (JSON) is the
+other: the episode's QA verdict (``egorec_ros.qa``), "{}" when none was computed.
 Missing columns read from older rows get their defaults (§7.2 last bullet).
 """
 from __future__ import annotations
@@ -30,8 +31,9 @@ EPISODE_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
     "force_matrix_specs": (pa.string(), "{}"),
     "slam_specs": (pa.string(), "{}"),
     "stats": (pa.string(), "{}"),
+    "qa": (pa.string(), "{}"),
 }
-JSON_COLUMNS = ("drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs", "stats")
+JSON_COLUMNS = ("drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs", "stats", "qa")
 
 
 def episode_row_table(values: Mapping[str, Any]) -> pa.Table:

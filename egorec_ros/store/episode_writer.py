@@ -4,6 +4,7 @@ frees the number. Created by ``TaskWriter.begin``."""
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +39,13 @@ class EpisodeResult:
     commit_seconds: float       # from end() to committed
     schema_rewrites: int
     staged: Path | None = None  # end(commit=False): the finished staging folder
+    qa: dict | None = None      # the QA verdict stored in the episode row (egorec_ros.qa.verdict)
 
 
 class EpisodeWriter:
     def __init__(self, paths: TaskPaths, number: EpisodeNumber, manifest: Manifest, videos: EpisodeVideos,
-                 folder: Path, on_close: Callable[[], None], *, journal: bool = True) -> None:
+                 folder: Path, on_close: Callable[[], None], *, journal: bool = True,
+                 meta_lock: threading.RLock | None = None) -> None:
         self.paths, self.number, self.manifest, self.folder = paths, number, manifest, folder
         self.decl = manifest.declaration
         self._specs = {c.name: c for c in self.decl.columns}
@@ -50,6 +53,7 @@ class EpisodeWriter:
         self._sink = RowSink(folder, self.decl.columns, journal=journal)
         self._buffer = RowBuffer(self.decl.columns)
         self._on_close = on_close
+        self._meta_lock = meta_lock or threading.RLock()
         self._trajectories = [c.name for c in self.decl.columns if c.layout is Layout.LIST and c.width]
         self._stamped: dict[str, bool] = {}   # trajectory -> whether its points come with host stamps
         self.rows = 0
@@ -120,7 +124,8 @@ class EpisodeWriter:
             write_episode_row(self.folder / EPISODE_ROW,
                               self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()))
             if commit:
-                commit_staged(self.paths, self.folder)
+                with self._meta_lock:
+                    commit_staged(self.paths, self.folder)
         except BaseException as exc:
             raise RuntimeError(f"episode {self.index} could not be committed ({exc}); its data is kept in "
                                f"{self.folder}: run `egorec recover {self.paths.root}`") from exc

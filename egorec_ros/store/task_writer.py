@@ -3,6 +3,7 @@ episode lifecycle (begin / delete). One TaskWriter per task dir at a time."""
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from egorec_ros.schema import tasks
 from egorec_ros.schema.declaration import Declaration
 from egorec_ros.store import metadata
 from egorec_ros.store.commit import commit_staged
+from egorec_ros.store.delete import delete_episode, finish_deletions
 from egorec_ros.store.episode_writer import EmptyEpisodeError, EpisodeWriter
 from egorec_ros.store.restamp import restamp_staged
 from egorec_ros.store.staging import Manifest
@@ -72,6 +74,7 @@ class TaskWriter:
                     f"({', '.join(p.name for _, p in staged)}); run `egorec recover {root}` to set them "
                     f"aside (their numbers are recycled) or `egorec recover --salvage {root}` to keep "
                     "the rows written before the interruption")
+            finish_deletions(self.paths)   # a deletion a crash interrupted: roll it forward
         except BaseException:
             self._lock.release()
             raise
@@ -81,6 +84,9 @@ class TaskWriter:
         self.crash_journal = crash_journal
         self.encoder_backlog = encoder_backlog
         self._current: EpisodeWriter | None = None
+        # commits (the recording thread) and deletions (a service thread) of this task take turns:
+        # both rewrite stats.json and read the episode list
+        self.meta_lock = threading.RLock()
 
     def tasks_jsonl(self) -> bytes | None:
         """The task's meta/tasks.jsonl, for ``seed_tasks`` of a worker's private task dir."""
@@ -130,7 +136,7 @@ class TaskWriter:
             shutil.rmtree(folder, ignore_errors=True)
             raise
         self._current = EpisodeWriter(self.paths, chosen, manifest, videos, folder, self._closed,
-                                      journal=self.crash_journal)
+                                      journal=self.crash_journal, meta_lock=self.meta_lock)
         return self._current
 
     def adopt(self, folder: Path) -> EpisodeNumber:
@@ -149,20 +155,15 @@ class TaskWriter:
         commit_staged(self.paths, dest)
         return number
 
-    def delete(self, episode_index: int) -> None:
-        """Remove a committed episode. Its number is never reused (total_episodes keeps
-        the high-water mark); stats.json is rebuilt without it."""
-        n = self.paths.number(episode_index)
-        data = self.paths.data(n)
-        if not data.exists():
-            raise FileNotFoundError(f"{self.paths.root}: episode {episode_index} does not exist ({data})")
-        info = metadata.read_info(self.paths) or {}
-        data.unlink()  # the episode disappears atomically with its data file
-        atomic.fsync_path(data.parent)
-        for key, ext in info.get("video_extensions", {}).items():
-            self.paths.video(n, key, ext).unlink(missing_ok=True)
-        self.paths.episode_row(n).unlink(missing_ok=True)
-        metadata.rebuild_stats(self.paths)
+    def delete(self, episode_index: int) -> list[Path]:
+        """Remove a committed episode (``store.delete``): its files go, its number is never
+        reused (total_episodes keeps the high-water mark), stats.json is rebuilt without it.
+        Safe while another episode of this task is being recorded or committed."""
+        with self.meta_lock:
+            current = self._current
+            if current is not None and current.index == episode_index:
+                raise ValueError(f"{self.paths.root}: episode {episode_index} is being recorded; stop or abort it")
+            return delete_episode(self.paths, self.paths.number(episode_index))
 
     def close(self) -> None:
         if self._current is not None:

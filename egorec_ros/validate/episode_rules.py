@@ -188,7 +188,7 @@ def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int
         return {}
     row = row_table.to_pylist()[0]
     for name in EPISODE_COLUMNS:
-        if name not in row and name not in ("slam_specs", "stats"):
+        if name not in row and name not in ("slam_specs", "stats", "qa"):
             out.add(rel, name, "§7.1", "column missing")
     parsed = {}
     for name in JSON_COLUMNS:

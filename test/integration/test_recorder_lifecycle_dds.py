@@ -1,0 +1,60 @@
+"""The recorder's lifecycle services over DDS with real processes: stop answers with the QA
+verdict, ~/list_episodes, ~/delete (also while another episode is being recorded), `egorec ctl
+delete-last|delete|list`, numbers never reused after a delete, ~/status carrying the last verdict."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from egorec_ros.dataset.task import Task
+from helpers.cli import assert_clean
+from helpers.dds_recorder import dds_env_for, running_recorder
+
+
+@pytest.fixture
+def dds_env():
+    return dds_env_for(10, 40)   # domains 10..49: no other test file uses them
+
+
+def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
+    with running_recorder(tmp_path, dds_env) as rec:
+        def record(instruction: str) -> None:
+            assert "ok" in rec.ctl("start", "--instruction", instruction)
+            assert rec.watch.wait(lambda s: s.state == "recording" and s.rows > 20), rec.log_text()
+
+        record("pick")
+        reply = rec.stop()
+        assert reply.success and reply.episode_index == 1 and reply.rows > 20, reply.message
+        assert rec.watch.wait(lambda s: s.last_episode_index == 1 and s.last_verdict == reply.verdict)
+        record("place")
+        assert "episode_index 2" in rec.ctl("stop")
+
+        listed = rec.list_episodes()
+        assert [e["episode_index"] for e in listed] == [1, 2]
+        assert [e["instruction"] for e in listed] == ["pick", "place"]
+        assert all(e["rows"] > 20 and e["duration_s"] > 0.5 for e in listed), listed
+
+        # a delete while episode 3 is being recorded: safe, and the recording goes on
+        record("third")
+        deleted = rec.delete(1)
+        assert deleted.success and deleted.episode_index == 1, deleted.message
+        refused = rec.delete(3)                       # the one being recorded
+        assert not refused.success and "being recorded" in refused.message
+        assert not rec.delete(99).success
+        assert "rows committed" in rec.ctl("stop")
+        assert [e["episode_index"] for e in rec.list_episodes()] == [2, 3]
+
+        # the operator's redo: delete the last one; its number is not given again
+        assert "episode_index 3" in rec.ctl("delete-last")
+        listing = json.loads(rec.ctl("list", "--json"))
+        assert listing["task"] == "t" and [e["episode_index"] for e in listing["episodes"]] == [2]
+        assert "episode_index 4" in rec.ctl("start")
+        assert rec.watch.wait(lambda s: s.rows > 20)
+        assert "episode_index 4" in rec.ctl("stop")
+        assert "episode_index 2" in rec.ctl("delete", "2")
+    assert [e.index for e in Task(rec.task_dir).episodes] == [4]
+    assert json.loads((rec.task_dir / "meta" / "info.json").read_text())["total_episodes"] == 4
+    assert not (rec.task_dir / "meta" / "recycled_episode.json").exists()
+    assert not list((rec.task_dir / "videos").rglob("episode-00[0-2].*"))
+    assert_clean(rec.task_dir, env=dds_env)
