@@ -62,10 +62,14 @@ setup(
         # DDS transport (no ROS needed). Pinned: egorec_ros.transport.dds.rawio uses its
         # private C layer (raw CDR write/take); test_transport_dds.py guards the bytes.
         "cyclonedds==11.0.1",
+        # egorec upload: streamed multipart POSTs with separate connect/read/write timeouts, verified TLS
+        "httpx>=0.27,<0.29",
     ],
     extras_require={
         # pytest-timeout: a hung test fails alone (faulthandler dump) instead of eating the CI budget
-        "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86"],   # wheel: test_resources
+        "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86",
+                 # the upload tests' server (test/helpers/upload_server.py): a streaming multipart parser
+                 "multipart>=1.2,<3"],   # wheel: test_resources
         # the CI gates (scripts/test.sh): lint, types, import layering
         "dev": ["ruff>=0.6,<0.9", "mypy>=1.10,<2", "import-linter>=2.0,<3", "types-PyYAML", "types-tqdm"],
         "ray": ["ray>=2.9"],

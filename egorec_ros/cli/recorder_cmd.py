@@ -25,6 +25,14 @@ def add_parser(sub) -> None:
     p.add_argument("--start-words", default="start", help="comma-separated words that start an episode")
     p.add_argument("--stop-words", default="stop", help="comma-separated words that stop an episode")
     options.add_recording_options(p)
+    up = p.add_argument_group("upload (each committed episode goes to the server; see `egorec upload`)")
+    up.add_argument("--upload-server", help="send every committed episode to this collection server, in the "
+                                            "background below the recorder's priority (aborted ones never go)")
+    up.add_argument("--upload-project", default="", help="project name or id on the server")
+    up.add_argument("--upload-user", help="login user (password: $EGOREC_UPLOAD_PASSWORD or the 0600 credentials "
+                                          "file)")
+    up.add_argument("--upload-limit-mbps", type=float, default=0.0, help="upload bandwidth limit, megabit/s")
+    up.add_argument("--upload-insecure", action="store_true", help="do not verify the server's TLS certificate")
     p.set_defaults(run=run)
 
 
@@ -36,13 +44,16 @@ def run(args) -> int:
     from egorec_ros.live.node import NodeConfig, RecorderNode
     from egorec_ros.transport.base import stream_qos
     from egorec_ros.transport.dds import DdsTransport
+    from egorec_ros.upload.background import upload_config
 
     rig = options.rig_from(args)
     config = NodeConfig(out=Path(args.out), task=args.task or rig.name, codec=options.codec_from(args),
                         depth_container=args.depth, assembly=AssemblyConfig(**options.given(latency_ms=args.latency_ms)),
                         name=args.name, marker=args.marker, marker_type=BOOL if args.marker_type == "bool" else STRING,
                         start_words=tuple(args.start_words.split(",")), stop_words=tuple(args.stop_words.split(",")),
-                        qos=stream_qos(args.qos, [s.id for s in rig.streams.values() if s.topic]))
+                        qos=stream_qos(args.qos, [s.id for s in rig.streams.values() if s.topic]),
+                        **upload_config(args.upload_server, args.upload_project, args.upload_user,
+                                        args.upload_limit_mbps, not args.upload_insecure))
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.set())

@@ -47,6 +47,9 @@ from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
 from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
+from egorec_ros.upload.background import BackgroundUploader
+from egorec_ros.upload.credentials import Credentials
+from egorec_ros.upload.uploader import UploadSettings
 
 START, STOP = "egorec_ros/srv/Start", "egorec_ros/srv/Stop"
 DELETE, LIST_EPISODES = "egorec_ros/srv/Delete", "egorec_ros/srv/ListEpisodes"
@@ -72,6 +75,8 @@ class NodeConfig:
     status_period_s: float = 1.0
     silent_after_s: float = 0.5               # a stream with no sample for this long is reported silent
     qos: QoS | dict[str, QoS] | None = None   # subscriptions (default: best effort, matches any publisher)
+    upload: UploadSettings | None = None      # send each committed episode to this server (issue 22)
+    upload_credentials: Credentials | None = None
 
 
 class RecorderNode:
@@ -120,6 +125,8 @@ class RecorderNode:
         self._markers: queue.Queue[bool | None] = queue.Queue()
         self._marker_thread = threading.Thread(target=self._marker_loop, name="egorec-marker", daemon=True)
         self._marker_thread.start()
+        self.uploader = (BackgroundUploader(Path(config.out), config.upload, config.upload_credentials, self.log)
+                         if config.upload else None)
 
     # ---- control ------------------------------------------------------------------------
 
@@ -149,6 +156,8 @@ class RecorderNode:
             self.last = (self.task, result.number.index, verdict, reasons)
             self.log(f"episode {result.number.index} of {self.task}: {result.rows} rows committed; "
                      f"QA {verdict or 'not computed'}" + "".join(f"\n  {r}" for r in reasons))
+            if self.uploader is not None:         # committed episodes only: aborted ones never go
+                self.uploader.enqueue(self.task, result.number.index)
             return result.number.index, result.rows
 
     def delete(self, episode_index: int = 0) -> int:
@@ -196,6 +205,8 @@ class RecorderNode:
         for handle in self._handles:
             handle.close()
         self._status_thread.join()
+        if self.uploader is not None:
+            self.uploader.close()
 
     # ---- service and marker callbacks (transport thread) --------------------------------
 
@@ -330,12 +341,15 @@ class RecorderNode:
         _task, last_index, last_verdict, last_reasons = self.last
         free_gb = shutil.disk_usage(_existing(Path(self.config.out))).free / 1e9
         header = header_message(store, now_ns, self.config.name)
+        upload = self.uploader.status() if self.uploader is not None else None
         msg = store.types[STATUS](header=header, state="recording" if status.recording else "idle", task=self.task,
                                   episode_index=self.episode_index if status.recording else 0, rows=status.rows,
                                   encoder_backlog=backlog, encoder_backlog_key=key, free_disk_gb=free_gb,
                                   streams=streams, last_episode_index=last_index if _task == self.task else 0,
                                   last_verdict=last_verdict if _task == self.task else "",
-                                  last_reasons=last_reasons if _task == self.task else [], alarms=alarms)
+                                  last_reasons=last_reasons if _task == self.task else [], alarms=alarms,
+                                  upload_pending=upload.pending if upload else 0,
+                                  upload_failed=upload.failed if upload else 0, upload=upload.text if upload else "")
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
         drops, new_drops = self._udp_drops_since_last()
         behind = self.transport.callback_drops()
@@ -352,6 +366,10 @@ class RecorderNode:
         diags.append(self._diagnostic(WARN if alarms else OK, "qa",
                                          "; ".join(alarms) if alarms else "no live QA alarm",
                                          alarms=len(alarms), last_episode=last_index, last_verdict=last_verdict))
+        if upload is not None:
+            diags.append(self._diagnostic(WARN if upload.failed else OK, "upload", upload.text,
+                                          pending=upload.pending, failed=upload.failed,
+                                          server=self.config.upload.server if self.config.upload else ""))
         self._diag_pub.publish(diagnostic_array(now_ns, self.config.name, diags))
 
     def _udp_drops_since_last(self) -> tuple[int, int]:

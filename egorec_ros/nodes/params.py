@@ -14,6 +14,7 @@ from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.model import Rig
 from egorec_ros.rig.resize import parse_size, with_video_sizes
 from egorec_ros.transport.base import stream_qos
+from egorec_ros.upload.background import upload_config
 
 
 def declare(node: Node, defaults: dict) -> dict:
@@ -36,6 +37,9 @@ RECORDER_DEFAULTS = {
     "start_words": ["start"], "stop_words": ["stop"], "silent_after_s": 0.5,
     # subscription QoS: a profile for every stream and/or STREAM=PROFILE (recorder | default | sensor_data)
     "qos": ["recorder"],
+    # upload each committed episode (issue 22): server address ("" = no upload), project, login user
+    # (password from EGOREC_UPLOAD_PASSWORD or the 0600 credentials file), megabit/s limit (0 = none)
+    "upload_server": "", "upload_project": "", "upload_user": "", "upload_limit_mbps": 0.0, "upload_insecure": False,
 }
 
 
@@ -48,7 +52,9 @@ def recorder_config(node: Node, params: dict, rig: Rig) -> NodeConfig:
         name=node.get_fully_qualified_name(), marker=params["marker"] or None,
         marker_type=BOOL if params["marker_type"] == "bool" else STRING,
         start_words=tuple(params["start_words"]), stop_words=tuple(params["stop_words"]),
-        silent_after_s=float(params["silent_after_s"]), qos=qos)
+        silent_after_s=float(params["silent_after_s"]), qos=qos,
+        **upload_config(params["upload_server"], params["upload_project"], params["upload_user"],
+                        float(params["upload_limit_mbps"]), not params["upload_insecure"]))
     return config
 
 
