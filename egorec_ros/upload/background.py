@@ -14,7 +14,7 @@ from egorec_ros.thread_priority import BACKGROUND_NICENESS, lower_this_thread
 from egorec_ros.upload.credentials import Credentials, load_credentials
 from egorec_ros.upload.errors import UploadError
 from egorec_ros.upload.queue import FAILED, GONE, PENDING, UPLOADING, UploadQueue
-from egorec_ros.upload.uploader import Uploader, UploadSettings, backoff_delay
+from egorec_ros.upload.uploader import Uploader, UploadSettings, backoff_delay, sweep_slices
 
 UPLOAD_NICENESS = 2 * BACKGROUND_NICENESS     # below the encoders (+5), which are below the recorder
 
@@ -87,8 +87,10 @@ class BackgroundUploader:
         failures = 0
         while not self._stop.is_set():
             try:
-                self._uploader = self._uploader or Uploader(self.root, self.settings, self.credentials,
-                                                            log=self.log, stop=self._stop)
+                if self._uploader is None:
+                    self._uploader = Uploader(self.root, self.settings, self.credentials, log=self.log,
+                                              stop=self._stop)
+                    sweep_slices(self._uploader.queue)       # slices a crashed run left behind
                 self._uploader.run(forever=True, wake=self._wake)
             except UploadError as exc:        # login refused, ambiguous project, full disk: said, then retried
                 failures += 1

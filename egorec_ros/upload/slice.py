@@ -87,6 +87,7 @@ def write_slice(members: list[SliceFile], dest: Path,
     tmp = atomic.tmp_path(dest)
     try:
         size, digest = _write_zip(members, tmp, progress)
+        atomic.fsync_path(tmp)       # after a power loss the queue's size and sha256 still describe the file
         atomic.replace(tmp, dest)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):

@@ -155,3 +155,25 @@ def test_precompress_reencodes_rgb_only(root: Path, tmp_path: Path) -> None:
             assert c.streams.video[0].codec_context.name == "hevc"
             assert orig.streams.video[0].codec_context.name == "h264"          # the local file stays as recorded
             assert c.streams.video[0].frames == orig.streams.video[0].frames == 4
+
+
+def test_delete_after_removes_the_sent_episode_and_old_temporaries_are_swept(root: Path, tmp_path: Path) -> None:
+    import os
+    import time
+
+    stale = root / ".egorec-upload" / "000099-gone-episode-000001.zip"
+    stale.parent.mkdir()
+    stale.write_bytes(b"left by a crash")
+    os.utime(stale, (time.time() - 2 * 86400,) * 2)
+    fresh = stale.with_name("000098-other-episode-000001.zip")
+    fresh.write_bytes(b"another uploader's, just built")
+    with upload_server(tmp_path / "srv") as server:
+        r = egorec("upload", str(root / "pick_cup"), "--episodes", "2", "--server", server.url, "--delete-after")
+        assert r.returncode == 0, r.stderr
+        assert "deleted locally" in r.stderr
+        (record,) = server.received()
+        assert record["episode_index"] == "1"
+    assert not (root / "pick_cup" / "data/chunk-000/episode-001.parquet").exists()
+    assert not (root / "pick_cup" / "videos/chunk-000/gripper_rgb/episode-001.mp4").exists()
+    assert (root / "pick_cup" / "data/chunk-000/episode-000.parquet").exists()
+    assert not stale.exists() and fresh.exists()
