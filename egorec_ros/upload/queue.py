@@ -91,7 +91,8 @@ class UploadQueue:
     def add(self, task: str, episode_index: int, server: str, project: str = "", *,
             precompress: bool = False, delete_after: bool = False, retry_failed: bool = True) -> Entry:
         """Queue one episode (once per task, episode and server); a failed entry is made pending
-        again (``retry_failed``) and a waiting one takes the new project and options; an entry
+        again (``retry_failed``) and a waiting one takes the new project and options and is due
+        now (asked again: no backoff left to sit out); an entry
         done or in flight is returned as it is."""
         now = time.time()
         with self._db:
@@ -100,7 +101,8 @@ class UploadQueue:
                 "delete_after, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (task, episode_index, server, project, PENDING, int(precompress), int(delete_after), now, now))
             self._db.execute(
-                "UPDATE uploads SET project=?, delete_after=?, updated=? WHERE task=? AND episode_index=? AND server=? "
+                "UPDATE uploads SET project=?, delete_after=?, next_try=0, updated=? WHERE task=? AND episode_index=? "
+                "AND server=? "
                 "AND state IN (?, ?)", (project, int(delete_after), now, task, episode_index, server, PENDING, FAILED))
             self._db.execute(       # another --precompress choice: the slice is built again
                 "UPDATE uploads SET precompress=?, slice='', size=0, sha256='' WHERE task=? AND episode_index=? "

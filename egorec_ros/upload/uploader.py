@@ -257,12 +257,16 @@ class Uploader:
         """One uploader per recordings root at a time (the CLI and a recorder's may share it)."""
         self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        waited = False
         try:
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
+                    if not waited:
+                        self.log(f"another uploader is sending from {self.root}; waiting for its turn")
+                        waited = True
                     if self.stop.wait(0.2):
                         raise UploadStopped("stopped while waiting for the other uploader") from None
             yield
