@@ -67,9 +67,10 @@ setup(
     ],
     extras_require={
         # pytest-timeout: a hung test fails alone (faulthandler dump) instead of eating the CI budget
+        # wheel: test_resources; multipart: the upload tests' server (test/helpers/upload_server.py) parses
+        # the streamed form with it (PushMultipartParser, since 1.1)
         "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86",
-                 # the upload tests' server (test/helpers/upload_server.py): a streaming multipart parser
-                 "multipart>=1.2,<3"],   # wheel: test_resources
+                 "multipart>=1.2,<3"],
         # the CI gates (scripts/test.sh): lint, types, import layering
         "dev": ["ruff>=0.6,<0.9", "mypy>=1.10,<2", "import-linter>=2.0,<3", "types-PyYAML", "types-tqdm"],
         "ray": ["ray>=2.9"],

@@ -171,7 +171,11 @@ class Uploader:
         else:
             known = [s.id for s in sessions if s.name == entry.task]
         entry = self._ensure_slice(entry)
-        number = slices.task_paths(self.root / entry.task).number(entry.episode_index)
+        paths = slices.task_paths(self.root / entry.task)
+        number = paths.number(entry.episode_index)
+        if not paths.data(number).is_file():     # deleted since its slice was built: it does not go
+            raise slices.EpisodeGone(f"{paths.root}: episode {entry.episode_index} was deleted before it was sent; "
+                                     "it is not uploaded")
         fields = {"name": entry.task, "project_id": self.project_id(entry.project), "episode_index": str(number.file)}
         entry = self.queue.update(entry.id, state=UPLOADING, known_sessions=known, attempts=entry.attempts + 1)
         body = MultipartFile(fields, Path(entry.slice), f"{entry.task}.zip", self.settings.limit_bytes_s,

@@ -1,5 +1,7 @@
 """Uploading while a recording runs leaves the recording's late and repeated counts as they are
-without the upload (same recording, same machine, one run each way).
+without the upload: the same recording is made before, during and after an upload, and the one
+during it has no more late or repeated samples on any stream than the worse of the two without
+(on a quiet machine all three are 0; on a shared one the two without bound what the load alone does).
 
 The upload is `egorec upload` of a 512 MiB episode at 400 Mbit/s in its own process (it lowers
 itself below the recorder); the server stands for a remote machine and runs at niceness 19."""
@@ -35,7 +37,7 @@ def record(out: Path) -> dict[str, tuple[int, int]]:
 
 @pytest.mark.slow
 def test_a_recording_is_not_disturbed_by_an_upload(tmp_path: Path) -> None:
-    alone = record(tmp_path / "alone")
+    before = record(tmp_path / "before")
     root = tmp_path / "rec"
     task = make_task(root, "big", [1])
     with open(video_files(task, 1)["gripper_rgb"], "r+b") as f:
@@ -54,5 +56,8 @@ def test_a_recording_is_not_disturbed_by_an_upload(tmp_path: Path) -> None:
         finally:
             upload.kill()
             upload.wait(timeout=10)
-    print(f"late, repeated per stream: alone {alone}, during an upload {during}")
-    assert during == alone
+    after = record(tmp_path / "after")
+    print(f"late, repeated per stream: before {before}, during an upload {during}, after {after}")
+    assert during.keys() == before.keys() == after.keys()
+    for sid, (late, repeated) in during.items():
+        assert late <= max(before[sid][0], after[sid][0]) and repeated <= max(before[sid][1], after[sid][1]), sid
