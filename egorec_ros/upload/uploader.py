@@ -154,7 +154,10 @@ class Uploader:
             raise
         except slices.EpisodeGone as exc:
             self.log(str(exc))
-            return self.queue.update(entry.id, state=GONE, last_error=str(exc))
+            gone = self.queue.update(entry.id, state=GONE, last_error=str(exc))
+            if gone.slice:
+                Path(gone.slice).unlink(missing_ok=True)
+            return gone
         except UploadError as exc:       # no room for the slice: stays pending, reported now
             self.queue.update(entry.id, last_error=str(exc))
             raise

@@ -135,3 +135,22 @@ def test_an_episode_deleted_before_its_turn_is_never_sent(task_root: Path, tmp_p
             up.close()
         assert entry.state == GONE and "not there" in entry.last_error
         assert server.received() == []
+
+
+def test_an_episode_deleted_between_a_failed_attempt_and_the_retry_is_not_sent(task_root: Path, tmp_path: Path) -> None:
+    from egorec_ros.store import TaskWriter
+
+    root = copy_root(task_root, tmp_path)
+    with upload_server(tmp_path / "server") as server:
+        server.faults("500")
+        up = Uploader(root, UploadSettings(server=server.url, **FAST))
+        try:
+            entry = up.process(up.enqueue("pick_cup", 1000))         # the slice is built, the POST fails
+            assert entry.state == "pending" and Path(entry.slice).is_file()
+            with TaskWriter(root / "pick_cup") as writer:
+                writer.delete(1000)
+            (entry,) = up.run()
+        finally:
+            up.close()
+        assert entry.state == GONE and "deleted before it was sent" in entry.last_error
+        assert server.received() == [] and not Path(entry.slice).exists()
