@@ -16,8 +16,8 @@ def add_parser(sub) -> None:
     p.add_argument("task_dir")
     p.add_argument("--out", required=True, help="new dataset folder (must not exist or be empty)")
     p.add_argument("--repo-id", help="LeRobot repo id recorded in the summary (default egorec/<out name>)")
-    p.add_argument("--cameras", help="comma-separated RGB camera keys (default: every RGB camera; depth is "
-                                     "left out, lerobot 0.4.4 has no depth feature)")
+    p.add_argument("--cameras", help="comma-separated video keys (default: every RGB camera and depth stream; "
+                                     "depth becomes LeRobot 0.6's depth feature, which 0.4.4 reads as RGB)")
     p.add_argument("--state", help="comma-separated fixed-length observation columns concatenated into "
                                    "observation.state (default: all of them, in the task's feature order)")
     p.add_argument("--state-layout", choices=("concat", "separate"), default="concat",
@@ -27,7 +27,8 @@ def add_parser(sub) -> None:
     p.add_argument("--extras", choices=("drop", "flatten"), default="drop",
                    help="flatten: trajectories and IMU lists become <column>_last (newest value, held)")
     p.add_argument("--video", choices=("copy", "reencode"), default="copy",
-                   help="copy our MP4s (no re-encode) or re-encode with LeRobot's defaults (AV1, g=2, crf=30)")
+                   help="copy our MP4s (no re-encode) or re-encode RGB with LeRobot's defaults (AV1, g=2, crf=30); "
+                        "depth is always our 12-bit code video, which is LeRobot's depth encoding")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
@@ -57,7 +58,7 @@ def run(args) -> int:
     print(f"{s.out}: LeRobot v3.0 dataset, {s.episodes} episodes, {s.frames} frames, video {s.video}, "
           f"{s.seconds:.1f} s  (open with LeRobotDataset({s.repo_id!r}, root={str(s.out)!r}))")
     for key, feature in m["cameras"].items():
-        print(f"  {feature:<40} <- video {key}")
+        print(f"  {feature:<40} <- {'depth' if key in m['depth'] else 'video'} {key}")
     for feature, cols in m["features"].items():
         print(f"  {feature:<40} <- {', '.join(cols)}")
     for col, eps in s.zero_filled.items():

@@ -1,9 +1,12 @@
 """``export_lerobot``: a pooled_episodes_v1 task directory -> a LeRobot v3.0 dataset that
 ``lerobot.datasets.LeRobotDataset(repo_id, root=OUT)`` opens.
 
-Episodes are renumbered 0..N-1 in our (1-based) order; ``meta/info.json["egorec"]`` and the
-``egorec/episode_index`` column of the episodes table trace every LeRobot episode back to
-ours. The dataset is built in a hidden ``.OUT.partial`` folder beside OUT and renamed into
+Episodes are renumbered 0..N-1 in our (1-based) order. The per-frame int64 feature
+``egorec.episode_index`` holds our episode number on every row, and its feature entry in
+``meta/info.json`` (``features["egorec.episode_index"]["info"]``, see ``provenance``) names
+the source task, each source episode's data file and how columns were mapped: LeRobot keeps
+declared features through ``lerobot-edit-dataset`` (delete, split, merge renumber episodes;
+the column still says which of ours a row came from). The dataset is built in a hidden ``.OUT.partial`` folder beside OUT and renamed into
 place at the end, so OUT is either absent or complete."""
 from __future__ import annotations
 
@@ -100,7 +103,17 @@ def _write(task: Task, plan: Plan, root: Path, summary: Summary,
 
     tables.write_episodes(root, ep_rows)
     tables.write_tasks(root, [names[i] for i in used])
-    features = _features(plan, root)
+    features = _features(plan, root, task, summary.video)
+    features[layout.PROVENANCE]["info"] = {
+        "what": "our (egorec) 1-based episode number of each row; keys below are those numbers",
+        "source_task": str(task.root.resolve()), "source_format": task.info.get("format"),
+        "source_task_name": task.info.get("task_name"),
+        "source_episodes": {str(ep.index): str(ep.data_path.relative_to(task.root)) for ep in task.episodes},
+        "video": summary.video, **plan.describe(),
+        "state_names": "<column without 'observation.'>.<flat index>, columns in the order of 'features'",
+        **({"depth_holes": f"a depth below {videos.DEPTH_HOLE_BELOW_MM} mm is a pixel without depth"}
+           if plan.depth else {}),
+    }
     info = {
         "codebase_version": layout.CODEBASE_VERSION, "robot_type": None,
         "total_episodes": len(ep_rows), "total_frames": total, "total_tasks": len(used),
@@ -108,11 +121,6 @@ def _write(task: Task, plan: Plan, root: Path, summary: Summary,
         "video_files_size_in_mb": layout.VIDEO_FILES_SIZE_IN_MB, "fps": plan.fps,
         "splits": {"train": f"0:{len(ep_rows)}"}, "data_path": layout.DATA_PATH,
         "video_path": layout.VIDEO_PATH if plan.cameras else None, "features": features,
-        "egorec": {"source_task": str(task.root.resolve()), "source_format": task.info.get("format"),
-                   "source_task_name": task.info.get("task_name"),
-                   "episode_index_map": {str(r["episode_index"]): r["egorec/episode_index"] for r in ep_rows},
-                   "video": summary.video, **plan.describe(),
-                   "state_names": "<column without 'observation.'>.<flat index>, columns in the order of 'features'"},
     }
     _write_json(root / layout.INFO_PATH, info)
     _write_json(root / layout.STATS_PATH, {name: stats.to_json(stats.aggregate([s[name] for s in ep_stats]))
@@ -135,16 +143,20 @@ def _episode(k: int, ep: Episode, plan: Plan, root: Path, first: int, data: tabl
         raise MappingError(f"{ep.data_path}: frame_index is not 0..{rows - 1}; run `egorec validate`")
     ours = base.column("task_index").to_numpy()
     table = tables.frame_table(episode_index=k, first_index=first, frame_index=frame_index, fps=plan.fps,
-                               task_index=np.vectorize(remap.__getitem__, otypes=[np.int64])(ours), values=values)
+                               task_index=np.vectorize(remap.__getitem__, otypes=[np.int64])(ours), values=values,
+                               source_episode=ep.index)
     data_chunk, data_file = data.append(table)
-    st = {name: stats.vector_stats(table.column(name).to_numpy()) for name in layout.DEFAULT_FEATURES}
+    st = {name: stats.vector_stats(table.column(name).to_numpy())
+          for name in (*layout.DEFAULT_FEATURES, layout.PROVENANCE)}
     st.update({name: stats.vector_stats(v) for name, v in values.items()})
     row = {"episode_index": k, "tasks": [names[i] for i in np.unique(ours).tolist()], "length": rows,
            "data/chunk_index": data_chunk, "data/file_index": data_file,
            "dataset_from_index": first, "dataset_to_index": first + rows}
     chunk, file = layout.chunk_file(k)
-    put = videos.copy_video if summary.video == "copy" else videos.reencode_video
     for key in plan.cameras:
+        depth = key in plan.depth
+        put = (videos.copy_depth if depth else videos.copy_video if summary.video == "copy"
+               else videos.reencode_video)
         src = ep.video_path(key)
         if src is None:
             raise MappingError(f"episode {ep.index} has no video {key!r}; leave it out with --cameras "
@@ -156,11 +168,11 @@ def _episode(k: int, ep: Episode, plan: Plan, root: Path, first: int, data: tabl
         if sizes.setdefault(key, size) != size:
             raise MappingError(f"{src}: {size[1]}x{size[0]} but {sizes[key][1]}x{sizes[key][0]} in earlier "
                                "episodes; a LeRobot feature has one shape: export those episodes apart")
-        st[feature] = stats.image_stats(videos.keyframe_sample(dst), rows)
+        st[feature] = (stats.depth_stats(videos.keyframe_sample(dst, depth=True), videos.DEPTH_LEVELS, rows) if depth
+                       else stats.image_stats(videos.keyframe_sample(dst), rows))
         row |= {f"videos/{feature}/chunk_index": chunk, f"videos/{feature}/file_index": file,
                 f"videos/{feature}/from_timestamp": 0.0, f"videos/{feature}/to_timestamp": rows / plan.fps}
-    row |= {"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0,
-            "egorec/episode_index": ep.index, "egorec/data_path": str(ep.data_path.relative_to(ep.task.root))}
+    row |= {"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0}
     row |= {f"stats/{name}/{s}": np.asarray(v).tolist() for name, fs in st.items() for s, v in fs.items()}
     return row, st
 
@@ -170,13 +182,25 @@ def _write_json(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(doc, ensure_ascii=False, indent=4) + "\n", encoding="utf-8")
 
 
-def _features(plan: Plan, root: Path) -> dict:
+def _features(plan: Plan, root: Path, task: Task, video: str) -> dict:
+    """info.json features as lerobot 0.6.1 declares them; video info from episode 0's files
+    (as LeRobot's update_video_info) and the encoder our recorder used (its episode row)."""
     features: dict = {}
+    codecs = task.episodes[0].row.get("video_codec") or {}
     for key in plan.cameras:
-        feature = IMAGE_PREFIX + key
-        info = videos.video_info(root / layout.VIDEO_PATH.format(video_key=feature, chunk_index=0, file_index=0))
-        features[feature] = {"dtype": "video", "shape": [info["video.height"], info["video.width"], 3],
+        feature, depth = IMAGE_PREFIX + key, key in plan.depth
+        encoder = (videos.LEROBOT_ENCODER_FIELDS if video == "reencode" and not depth
+                   else videos.encoder_fields(codecs.get(key), depth))
+        info = videos.video_info(root / layout.VIDEO_PATH.format(video_key=feature, chunk_index=0, file_index=0),
+                                 encoder, depth)
+        features[feature] = {"dtype": "video", "shape": [info["video.height"], info["video.width"], 1 if depth else 3],
                              "names": ["height", "width", "channels"], "info": info}
     for f in plan.features:
         features[f.name] = {"dtype": "float32", "shape": [f.width], "names": list(f.names)}
+    features[layout.PROVENANCE] = {"dtype": "int64", "shape": [1], "names": None}
     return features | {k: dict(v) for k, v in layout.DEFAULT_FEATURES.items()}
+
+
+def provenance(info: dict) -> dict:
+    """Where an export came from: the ``info`` of its provenance feature in meta/info.json."""
+    return info["features"][layout.PROVENANCE]["info"]

@@ -1,7 +1,8 @@
 """Which of our columns become which LeRobot features (decided once per export).
 
-* RGB cameras -> ``observation.images.<key>`` (video features). Depth streams are left
-  out: lerobot 0.4.4, the newest release for Python 3.11, has no depth feature.
+* RGB cameras -> ``observation.images.<key>`` (video features); depth streams ->
+  ``observation.images.<key>`` too, as LeRobot 0.6's depth feature (``is_depth_map``, one
+  channel, millimetres on read; lerobot 0.4.4 has no depth feature and decodes it as RGB).
 * Fixed-length float32 observation columns (gripper state, forces, glove pressure and
   IMU, hand poses, joint states...) -> ``observation.state``: the chosen columns
   concatenated in the task's feature order, each flattened row-major; ``names`` says
@@ -57,12 +58,13 @@ class Feature:
 @dataclass(frozen=True)
 class Plan:
     fps: int
-    cameras: tuple[str, ...]                 # our RGB video keys, in order
+    cameras: tuple[str, ...]                 # our video keys (RGB and depth), in order
     features: tuple[Feature, ...]            # numeric per-frame features besides the default ones
     left_out: dict[str, str] = field(default_factory=dict)   # column or stream -> why
+    depth: tuple[str, ...] = ()              # which of ``cameras`` are depth streams
 
     def describe(self) -> dict:
-        return {"cameras": {k: IMAGE_PREFIX + k for k in self.cameras},
+        return {"cameras": {k: IMAGE_PREFIX + k for k in self.cameras}, "depth": list(self.depth),
                 "features": {f.name: [p.column if p.how == "vector" else f"{p.column} ({p.how})" for p in f.parts]
                              for f in self.features},
                 "left_out": dict(self.left_out)}
@@ -128,13 +130,12 @@ def plan_export(task: Task, *, cameras: Sequence[str] | None = None, state: Sequ
     order = [c for c in task.features if c in types] + [c for c in types if c not in task.features]
     left_out: dict[str, str] = {}
 
-    rgb = list(task.info.get("cameras", {}))
-    chosen_cams = rgb if cameras is None else _resolve_cameras(cameras, rgb, task)
-    for key in task.video_extensions:
-        if key not in rgb:
-            left_out[key] = "depth stream: lerobot 0.4.4 (newest for Python 3.11) has no depth feature"
-        elif key not in chosen_cams:
+    streams = list(task.video_extensions)
+    chosen_cams = streams if cameras is None else _resolve_cameras(cameras, streams)
+    for key in streams:
+        if key not in chosen_cams:
             left_out[key] = "camera not chosen (--cameras)"
+    depth = tuple(k for k in chosen_cams if k not in task.info.get("cameras", {}))
 
     vectors = [c for c in order if c.startswith("observation.") and _is_vector(c, types[c])]
     if action is None:
@@ -180,17 +181,16 @@ def plan_export(task: Task, *, cameras: Sequence[str] | None = None, state: Sequ
             left_out[c] = "per-row time stamp / status, not a model input"
     if not chosen_cams and not features:
         raise MappingError(f"{task.root}: nothing to export (no camera and no fixed-length column chosen)")
-    return Plan(int(round(fps)), tuple(chosen_cams), tuple(features), left_out)
+    return Plan(int(round(fps)), tuple(chosen_cams), tuple(features), left_out, depth)
 
 
-def _resolve_cameras(requested: Sequence[str], rgb: Sequence[str], task: Task) -> list[str]:
+def _resolve_cameras(requested: Sequence[str], streams: Sequence[str]) -> list[str]:
     out = []
     for r in requested:
         key = r.removeprefix(IMAGE_PREFIX)
-        if key not in rgb:
-            depth = key in task.video_extensions
-            raise MappingError(f"--cameras {r!r}: " + ("a depth stream; LeRobot 0.4.4 has no depth feature"
-                               if depth else f"no such RGB camera in the task (have: {', '.join(rgb) or 'none'})"))
+        if key not in streams:
+            raise MappingError(f"--cameras {r!r}: no such video stream in the task "
+                               f"(have: {', '.join(streams) or 'none'})")
         out.append(key)
     return out
 

@@ -13,9 +13,10 @@ from egorec_ros.export.lerobot import layout
 
 
 def frame_table(*, episode_index: int, first_index: int, frame_index: np.ndarray, task_index: np.ndarray,
-                fps: int, values: dict[str, np.ndarray]) -> pa.Table:
-    """One episode's rows: LeRobot's default columns, then the features as fixed-size
-    float32 lists (what ``datasets.Sequence(length=D)`` reads back)."""
+                fps: int, values: dict[str, np.ndarray], source_episode: int) -> pa.Table:
+    """One episode's rows: LeRobot's default columns, the features as fixed-size float32
+    lists (what ``datasets.Sequence(length=D)`` reads back), then our provenance column
+    (``source_episode`` on every row)."""
     n = len(frame_index)
     cols = {
         "timestamp": pa.array((frame_index / fps).astype(np.float32)),
@@ -26,6 +27,7 @@ def frame_table(*, episode_index: int, first_index: int, frame_index: np.ndarray
     }
     for name, v in values.items():
         cols[name] = pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1).astype(np.float32)), v.shape[1])
+    cols[layout.PROVENANCE] = pa.array(np.full(n, source_episode, np.int64))
     return pa.table(cols)
 
 
@@ -68,18 +70,20 @@ def write_episodes(root: Path, rows: list[dict]) -> Path:
 
 
 def write_tasks(root: Path, tasks: list[str]) -> Path:
-    """meta/tasks.parquet as pandas writes ``DataFrame({"task_index": ...}, index=tasks)``:
-    LeRobot reads it with pandas and names a row's task by its index label."""
+    """meta/tasks.parquet as lerobot 0.6 writes it with pandas,
+    ``DataFrame({"task_index": ...}, index=pd.Index(tasks, name="task"))``: LeRobot reads it
+    with pandas and names a row's task by its index label."""
+    name = layout.TASKS_INDEX
     table = pa.table({"task_index": pa.array(np.arange(len(tasks), dtype=np.int64)),
-                      "__index_level_0__": pa.array(tasks, pa.string())})
-    meta = {"index_columns": ["__index_level_0__"],
+                      name: pa.array(tasks, pa.string())})
+    meta = {"index_columns": [name],
             "column_indexes": [{"name": None, "field_name": None, "pandas_type": "unicode",
                                 "numpy_type": "object", "metadata": {"encoding": "UTF-8"}}],
             "columns": [{"name": "task_index", "field_name": "task_index", "pandas_type": "int64",
                          "numpy_type": "int64", "metadata": None},
-                        {"name": None, "field_name": "__index_level_0__", "pandas_type": "unicode",
+                        {"name": name, "field_name": name, "pandas_type": "unicode",
                          "numpy_type": "object", "metadata": None}],
-            "creator": {"library": "pyarrow", "version": pa.__version__}, "pandas_version": "2.2.3"}
+            "attributes": {}, "creator": {"library": "pyarrow", "version": pa.__version__}, "pandas_version": "2.3.3"}
     table = table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()})
     path = root / layout.TASKS_PATH
     path.parent.mkdir(parents=True, exist_ok=True)
