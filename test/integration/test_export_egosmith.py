@@ -23,8 +23,10 @@ wds = pytest.importorskip("webdataset")
 
 NAME = "demo"
 META_KEYS = ["dataset_name", "clip_id", "episode_index", "split", "instruction", "instruction_num", "language",
-             "lowdim_schema", "wrist_translation_semantics", "camera_extrinsic_convention", "depth_schema",
-             "depth_encoding", "presence", "wrist_rotation_source"]
+             "lowdim_schema", "native_feature_source", "wrist_translation_semantics", "camera_extrinsic_convention",
+             "mano_schema", "mano_pose_representation", "mano_betas_representation", "mano_flat_hand_mean",
+             "mano_center_idx", "mano_root_rotation_source", "mano_wrist_translation_source", "depth_schema",
+             "depth_encoding", "wrist_rotation_source", "presence"]
 TIPS = [4, 8, 12, 16, 20]
 
 
@@ -74,11 +76,12 @@ def test_shards_hold_whole_episodes_in_time_order(shards, appendix_b_task: Path)
     out, summary = shards
     assert sorted(p.name for p in out.iterdir()) == ["shard-000000.tar", "shard-000001.tar"], "no tmp/part left"
     assert [s["episodes"] for s in summary["shards"]] == [[1], [2]]
+    assert [e["egosmith_episode_index"] for e in summary["episodes"]] == [0, 1], "numbered from 0, as EgoSmith does"
     for shard, ep in (("shard-000000.tar", 1), ("shard-000001.tar", 2)):
         names = tarfile.open(out / shard).getnames()
         keys = list(dict.fromkeys(n.split(".", 1)[0] for n in names))
         rows = len(open_task(appendix_b_task).episode(ep))
-        assert keys == [f"{NAME}_ep{ep:06d}_f{f:06d}" for f in range(rows - 1)], "in time order, last frame left out"
+        assert keys == [f"{NAME}_ep{ep - 1:06d}_f{f:06d}" for f in range(rows - 1)], "in time order, last frame left out"
         assert names[:4] == [f"{keys[0]}.image.jpg", f"{keys[0]}.lowdim.npy", f"{keys[0]}.depth.npy", f"{keys[0]}.meta.json"]
     assert [e["dropped"] for e in summary["episodes"]] == [{"last frame: its action would be the next frame": 1}] * 2
 
@@ -93,9 +96,10 @@ def test_every_member_reads_back_with_its_dtype_shape_and_values(shards, appendi
     depth = {i: list(task.episode(i).frames("stereo_depth")) for i in (1, 2)}
     video = {i: list(task.episode(i).frames("stereo_left")) for i in (1, 2)}
     for s in samples:
-        ep, f = int(s["__key__"][len(NAME) + 3:len(NAME) + 9]), int(s["__key__"][-6:])
+        ep, f = int(s["__key__"][len(NAME) + 3:len(NAME) + 9]) + 1, int(s["__key__"][-6:])
         meta, x, img, d = s["meta.json"], s["lowdim.npy"], s["image.jpg"], s["depth.npy"]
-        assert list(meta) == META_KEYS and meta["episode_index"] == ep and meta["instruction"] == ["示例任务"]
+        assert list(meta) == META_KEYS and meta["episode_index"] == ep - 1 and meta["instruction"] == ["示例任务"]
+        assert meta["native_feature_source"] is None and "mano.npy" not in s
         assert meta["instruction_num"] == 1 and meta["language"] == "示例任务" and meta["split"] == "train"
         assert meta["presence"] == (3 if ep == 1 else 1), "episode 2: the right glove never sent"
         assert x.dtype == np.float32 and x.shape == (116,)
@@ -107,11 +111,11 @@ def test_every_member_reads_back_with_its_dtype_shape_and_values(shards, appendi
         src = by_ep[ep]
         for t, part in ((f, x[:48]), (f + 1, x[48:96])):          # state, then next-frame action
             hands = src["hands"][t]
-            for h in range(2):
+            for h in range(2):        # episode 2's right hand is never seen: origin, identity (EgoSmith's unseen hand)
                 present = hands[h].any()
                 np.testing.assert_array_equal(part[3 * h:3 * h + 3], hands[h, 0].astype(np.float32))
                 np.testing.assert_array_equal(part[18 + 15 * h:33 + 15 * h], hands[h, TIPS].reshape(-1).astype(np.float32))
-                want = palm(hands[h], left=h == 0) if present else np.zeros((3, 3))
+                want = palm(hands[h], left=h == 0) if present else np.eye(3)
                 np.testing.assert_allclose(part[6 + 6 * h:12 + 6 * h], want[:, :2].T.reshape(-1), atol=2e-6)
         # the frame's stamp is a SLAM point of the same camera clock: w2c = inverse of that pose
         point = traj[ep].points[np.flatnonzero(traj[ep].ns == src["ns"][f])[0]]
@@ -121,9 +125,22 @@ def test_every_member_reads_back_with_its_dtype_shape_and_values(shards, appendi
         np.testing.assert_allclose(x[112:], [150.0, 150.0, 160.0, 100.0])   # 600/640/400 px at 1280x800, video 320x200
 
 
-def test_parallel_export_writes_the_same_bytes(shards, appendix_b_task: Path, tmp_path: Path) -> None:
+def test_parallel_export_writes_the_same_bytes(shards, appendix_b_task: Path, tmp_path: Path, monkeypatch) -> None:
+    """Workers are spawned: a forked child of a process running decoder threads can hang for ever."""
+    import egorec_ros.export.egosmith.run as run_module
+    methods = []
+
+    class Recording(run_module.ProcessPoolExecutor):        # type: ignore[misc, valid-type]
+        def __init__(self, *args, **kwargs):
+            methods.append(kwargs["mp_context"].get_start_method())
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "ProcessPoolExecutor", Recording)
     out, _ = shards
+    frames = list(open_task(appendix_b_task).episode(1).frames("stereo_left"))   # decoder threads in this process
+    assert frames
     export(appendix_b_task, tmp_path / "j2", depth=True, name=NAME, frames_per_shard=40, jobs=2)
+    assert methods == ["spawn"]
     for p in sorted(out.glob("shard-*.tar")):
         assert (tmp_path / "j2" / p.name).read_bytes() == p.read_bytes()
 
@@ -135,9 +152,17 @@ def test_the_cli_exports_and_checks(appendix_b_task: Path, tmp_path: Path) -> No
     s = json.loads(r.stdout)
     assert [e["episode_index"] for e in s["episodes"]] == [2] and s["check"]["dropped"] == 0
     frames = len(open_task(appendix_b_task).episode(2)) - 1
-    assert s["check"]["episodes"] == {f"{NAME}_ep000002": {"frames": frames, "dropped": 0, "reasons": {}}}
+    assert s["episodes"][0]["egosmith_episode_index"] == 0
+    assert s["check"]["episodes"] == {f"{NAME}_ep000000": {"frames": frames, "dropped": 0, "reasons": {}}}
+    assert s["check"]["egosmith_qa"]["hard_filter_drop_episodes"] == 0
     r = egorec("export", "egosmith", "--check", str(tmp_path / "o"))
     assert r.returncode == 0 and f"0 of {frames} samples would be dropped" in r.stdout
+    assert "0 of 1 episode(s) dropped by its hard filter" in r.stdout
+
+
+def test_help_shows_the_shard_pattern_once_escaped() -> None:
+    r = egorec("export", "egosmith", "--help")
+    assert r.returncode == 0 and "shard-%06d.tar" in r.stdout and "%%" not in r.stdout
 
 
 # ---- refusals: a clear message, exit 2, nothing written ------------------------------------------
@@ -241,7 +266,7 @@ def edit_lowdim(change):
     return edit
 
 
-def test_check_reports_what_the_trainer_would_drop(shards, tmp_path: Path) -> None:
+def test_check_reports_what_the_trainer_would_drop(shards, tmp_path: Path, monkeypatch) -> None:
     out = Path(shutil.copytree(shards[0], tmp_path / "bad"))
     from egorec_ros.export.egosmith import jpeg
 
@@ -270,14 +295,23 @@ def test_check_reports_what_the_trainer_would_drop(shards, tmp_path: Path) -> No
     corrupt(out / "shard-000000.tar", {3: edit_lowdim(scale_extrinsic), 5: black, 7: no_instruction,
                                        9: no_depth, 11: edit_lowdim(jump), 13: edit_lowdim(bad_focal)})
     report = check_shards(out)
-    ep1, ep2 = report["episodes"][f"{NAME}_ep000001"], report["episodes"][f"{NAME}_ep000002"]
+    ep1, ep2 = report["episodes"][f"{NAME}_ep000000"], report["episodes"][f"{NAME}_ep000001"]
     assert ep2["dropped"] == 0 and ep2["reasons"] == {}
-    assert ep1["dropped"] == 7, ep1      # frame 12 too: the jump back from 11
-    assert ep1["reasons"] == {"extrinsic |det R - 1| > 0.1": 1, "image channel mean outside [5, 250]": 1,
-                              "instruction empty or a placeholder": 1, "fewer than 5 % valid depth pixels": 1,
-                              "wrist jumps > 2.5 m": 2, "focal length outside (0, 10000)": 1}, ep1
+    # one training sample each: the one anchored there (frame 5's image is in no later window's
+    # 30-frame-stride history; the jump is between frame 11's state and its own action)
+    assert ep1["reasons"] == {"ExtrinsicInvalidError": 1, "ImageQualityError": 1, "InstructionInvalidError": 1,
+                              "ExtremeStateActionDeltaError": 1, "IntrinsicInvalidError": 1}, ep1
+    assert report["dropped_samples"][f"{NAME}_ep000000_f000011"] == "ExtremeStateActionDeltaError"
+    assert check_shards(out, load_depth=True)["episodes"][f"{NAME}_ep000000"]["reasons"]["DepthQualityError"] == 1
+    from egorec_ros.export.egosmith import trainer
+    monkeypatch.setattr(trainer, "CHUNK", 7)                # windows in chunks: the same answer
+    assert check_shards(out)["dropped_samples"] == report["dropped_samples"]
+    qa = report["egosmith_qa"]          # EgoSmith's hard filter drops episode 1 whole
+    assert qa["dropped_episodes"] == {f"{NAME}_ep000000": ["invalid_extrinsic", "invalid_intrinsic"]}
+    assert qa["rules"]["invalid_extrinsic"] == {"samples": 1, "episodes": 1, "hard_filter": True}
     r = egorec("export", "egosmith", "--check", str(out))
-    assert r.returncode == 1 and f"7 of {ep1['frames']} dropped" in r.stdout
+    assert r.returncode == 1 and f"5 of {ep1['frames']} dropped" in r.stdout
+    assert "invalid_intrinsic: 1 sample(s) in 1 episode(s) (hard filter)" in r.stdout
 
 
 def test_check_finds_a_split_episode_and_time_order(shards, tmp_path: Path) -> None:

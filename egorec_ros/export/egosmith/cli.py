@@ -24,8 +24,8 @@ def episodes_arg(text: str) -> list[int]:
 def add_parser(formats) -> None:
     from egorec_ros.rig.frames import HAND_FRAMES
     p = formats.add_parser("egosmith", help="EgoSmith WebDataset shards (what the EgoSteer trainer reads)",
-                           description="Write shard-%%06d.tar of per-frame samples (head JPEG, 116-d lowdim, "
-                                       "meta.json, optional depth), then apply the trainer's drop rules to them.")
+                           description="Write shard-%06d.tar of per-frame samples (head JPEG, 116-d lowdim, "
+                                       "meta.json, optional depth), then check them as the EgoSteer trainer and EgoSmith's QA would.")
     p.add_argument("task_dir", nargs="?", help="a pooled_episodes_v1 task directory")
     p.add_argument("--out", help="directory for the shards (empty or new)")
     p.add_argument("--episodes", type=episodes_arg, help="episode_index values, e.g. 1,3,5-7 (default: all)")
@@ -37,7 +37,10 @@ def add_parser(formats) -> None:
     p.add_argument("--frames-per-shard", type=int, default=10_000, help="frame budget of a shard (default 10000)")
     p.add_argument("--pose-tolerance-ms", type=float, default=100.0,
                    help="a frame gets a head pose only between SLAM points this close to it (default 100)")
-    p.add_argument("--check", metavar="DIR", help="only apply the trainer's drop rules to the shards in DIR")
+    p.add_argument("--check", metavar="DIR", help="only check the shards in DIR: the EgoSteer trainer's drops and "
+                   "EgoSmith's QA rules")
+    p.add_argument("--train-depth", action="store_true",
+                   help="check as a trainer that loads depth (training.train_depth) would")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
@@ -46,7 +49,7 @@ def run(args) -> int:
     from egorec_ros.dataset import DatasetError
     from egorec_ros.export.egosmith.errors import ExportRefused
     if args.check:
-        return _check(args.check, args.json)
+        return _check(args.check, args.json, args.train_depth)
     if not args.task_dir or not args.out:
         print("egorec export egosmith: give TASK_DIR and --out DIR (or --check DIR)", file=sys.stderr)
         return EXIT_REFUSED
@@ -55,8 +58,7 @@ def run(args) -> int:
     except (ExportRefused, DatasetError) as exc:
         print(f"egorec export egosmith: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    from egorec_ros.export.egosmith.rules import check_shards
-    summary["check"] = check_shards(args.out)
+    summary["check"] = _checked(args.out, args.train_depth)
     _print(summary, args.json)
     return 0
 
@@ -75,9 +77,16 @@ def _export(args) -> dict:
         bar.close()
 
 
-def _check(directory: str, as_json: bool) -> int:
+def _checked(directory: str, load_depth: bool) -> dict:
+    from tqdm import tqdm
+
     from egorec_ros.export.egosmith.rules import check_shards
-    report = check_shards(directory)
+    with tqdm(unit="sample", desc="check", file=sys.stderr, disable=None, leave=False) as bar:
+        return check_shards(directory, load_depth=load_depth, progress=bar.update)
+
+
+def _check(directory: str, as_json: bool, load_depth: bool) -> int:
+    report = _checked(directory, load_depth)
     if not report["shards"]:
         print(f"egorec export egosmith --check: no shard-*.tar in {directory}", file=sys.stderr)
         return EXIT_REFUSED
@@ -85,7 +94,8 @@ def _check(directory: str, as_json: bool) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         _print_check(report)
-    return 1 if report["dropped"] or report["problems"] else 0
+    bad = report["dropped"] or report["egosmith_qa"]["hard_filter_drop_episodes"] or report["problems"]
+    return 1 if bad else 0
 
 
 def _print(s: dict, as_json: bool) -> None:
@@ -98,15 +108,23 @@ def _print(s: dict, as_json: bool) -> None:
           f"{', with depth' if s['depth'] else ''}")
     for e in s["episodes"]:
         dropped = "; ".join(f"{n} {why}" for why, n in e["dropped"].items()) or "none"
-        print(f"  episode {e['episode_index']:>5}: {e['rows']:>6} rows -> {e['frames']:>6} samples; not exported: {dropped}")
+        print(f"  episode {e['episode_index']:>5} (EgoSmith episode {e['egosmith_episode_index']}): {e['rows']:>6} rows -> "
+              f"{e['frames']:>6} samples; not exported: {dropped}")
     _print_check(s["check"])
 
 
 def _print_check(r: dict) -> None:
-    print(f"trainer drop rules on {len(r['shards'])} shard(s): {r['dropped']} of {r['samples']} samples would be dropped")
+    print(f"EgoSteer trainer on {len(r['shards'])} shard(s): {r['dropped']} of {r['samples']} samples would be dropped"
+          + "".join(f"; {n} {why}" for why, n in r["reasons"].items()))
     for ep, e in r["episodes"].items():
         if e["dropped"]:
             why = "; ".join(f"{n} {k}" for k, n in e["reasons"].items())
             print(f"  {ep}: {e['dropped']} of {e['frames']} dropped: {why}")
+    qa = r["egosmith_qa"]
+    print(f"EgoSmith QA (wds_sanity): {qa['hard_filter_drop_episodes']} of {qa['episodes']} episode(s) dropped by "
+          "its hard filter")
+    for name, hit in qa["rules"].items():
+        print(f"  {name}: {hit['samples']} sample(s) in {hit['episodes']} episode(s)"
+              f"{' (hard filter)' if hit['hard_filter'] else ''}")
     for p in r["problems"]:
         print(f"  problem: {p}")

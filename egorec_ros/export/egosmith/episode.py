@@ -1,9 +1,11 @@
 """One episode -> a run of EgoSmith samples (tar members, in time order) appended to a shard
 or a part file.
 
-Frames are numbered by their row's frame_index. A frame is exported when it has a head
-pose and the hands of it and of the next frame are known in the world (the action is the
-next frame's state); every other frame is counted with its reason."""
+Frames are numbered by their row's frame_index, episodes by their place in the export from 0
+(as EgoSmith numbers them). A frame is exported when it has a head pose and the hands of it
+and of the next frame are known in the world (the action is the next frame's state); every
+other frame is counted with its reason. A hand not seen in a frame gets EgoSmith's infilled
+pose (infill.py); its presence bit stays 0."""
 from __future__ import annotations
 
 import io
@@ -16,6 +18,7 @@ import pyarrow.parquet as pq
 
 from egorec_ros.dataset import Episode
 from egorec_ros.export.egosmith import jpeg, lowdim, meta
+from egorec_ros.export.egosmith.infill import infill
 from egorec_ros.export.egosmith.axes import world_to_camera
 from egorec_ros.export.egosmith.head_pose import DEFAULT_TOLERANCE_NS, interpolate
 from egorec_ros.export.egosmith.sources import EpisodeSources
@@ -29,7 +32,8 @@ BAD_KEYPOINTS = "non-finite hand keypoints"
 
 @dataclass
 class EpisodeResult:
-    episode_index: int
+    episode_index: int        # the task's (parquet) episode_index
+    number: int               # EgoSmith's episode_index: its place in this export, from 0
     rows: int
     frames: int = 0
     bytes: int = 0
@@ -44,8 +48,13 @@ class Options:
     tolerance_ns: int = DEFAULT_TOLERANCE_NS
 
 
-def sample_key(dataset: str, episode_index: int, frame_index: int) -> str:
-    return f"{dataset}_ep{episode_index:06d}_f{frame_index:06d}"
+def clip_id(dataset: str, number: int) -> str:
+    return f"{dataset}_ep{number:06d}"
+
+
+def sample_key(dataset: str, number: int, frame_index: int) -> str:
+    """EgoSmith's ``<clip_id>_f<frame>`` (its readers parse ``_ep(\\d+)_f(\\d+)$``)."""
+    return f"{clip_id(dataset, number)}_f{frame_index:06d}"
 
 
 def _hand_joints(ep: Episode, src: EpisodeSources, frame_index: np.ndarray) -> np.ndarray:
@@ -99,7 +108,10 @@ def plan_episode(ep: Episode, src: EpisodeSources, opts: Options) -> EpisodePlan
         joints = np.einsum("nij,nhkj->nhki", c2w[:, :3, :3], joints) + c2w[:, None, None, :3, 3]
         known &= poses.valid
     rotations = np.stack([palm_rotation(joints[:, h], left=(h == 0)) for h in range(2)], axis=1)
-    state = lowdim.hand_state(joints, rotations, present)
+    seen = present & known[:, None]                                        # observed and placed in the world
+    proper = np.abs(np.linalg.det(rotations) - 1.0) < 1e-3                 # not a degenerate palm
+    joints, rotations = infill(joints, rotations, seen, seen & proper)
+    state = lowdim.hand_state(joints, rotations)
 
     n = len(frame_index)
     why = np.where(poses.valid, "", poses.why).astype(object)
@@ -115,12 +127,14 @@ def plan_episode(ep: Episode, src: EpisodeSources, opts: Options) -> EpisodePlan
 
 
 def export_episode(ep: Episode, src: EpisodeSources, opts: Options, plan: EpisodePlan, out: BinaryIO,
-                   progress: Callable[[int], object] | None = None) -> EpisodeResult:
-    """Append the episode's samples to ``out`` as tar members (no end blocks: the shard adds them)."""
+                   number: int, progress: Callable[[int], object] | None = None) -> EpisodeResult:
+    """Append the episode's samples to ``out`` as tar members (no end blocks: the shard adds them);
+    ``number`` is its EgoSmith episode_index."""
     take, rows, presence, frame_index = plan.take, plan.lowdim, plan.presence, plan.frame_index
-    result = EpisodeResult(ep.index, src.rows, dropped=plan.dropped)
-    prefix = meta.meta_prefix(dataset_name=opts.dataset_name, clip_id=f"{opts.dataset_name}_ep{ep.index:06d}",
-                              episode_index=ep.index, instruction=src.instruction, depth=opts.depth)
+    result = EpisodeResult(ep.index, number, src.rows, dropped=plan.dropped)
+    prefix = meta.meta_prefix(dataset_name=opts.dataset_name, clip_id=clip_id(opts.dataset_name, number),
+                              episode_index=number, instruction=src.instruction, depth=opts.depth,
+                              wrist_rotation_source=CONVENTION)
     wanted = dict(zip(take.tolist(), range(len(take))))
     streams = {"image": ep.frames(src.head_slot)}
     if opts.depth:
@@ -139,12 +153,12 @@ def export_episode(ep: Episode, src: EpisodeSources, opts: Options, plan: Episod
         k = wanted.get(i)
         if k is None:
             continue
-        key = sample_key(opts.dataset_name, ep.index, int(frame_index[i]))
+        key = sample_key(opts.dataset_name, number, int(frame_index[i]))
         blob = [member(f"{key}.image.jpg", jpeg.encode(frames["image"])),
                 member(f"{key}.lowdim.npy", _npy(rows[k]))]
         if opts.depth:
             blob.append(member(f"{key}.depth.npy", _npy(frames["depth"].astype(np.uint16))))
-        blob.append(member(f"{key}.meta.json", meta.encode(prefix, int(presence[k]), CONVENTION)))
+        blob.append(member(f"{key}.meta.json", meta.encode(prefix, int(presence[k]))))
         data = b"".join(blob)
         out.write(data)
         result.frames += 1

@@ -23,3 +23,11 @@ def encode(rgb: np.ndarray, quality: int = QUALITY) -> bytes:
 
 def decode(data: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def decode_or_none(data: bytes) -> np.ndarray | None:
+    """The image, or None where Pillow cannot decode it (a damaged member)."""
+    try:
+        return decode(data)
+    except (OSError, ValueError, SyntaxError):      # what Pillow raises for damaged or unknown data
+        return None

@@ -22,12 +22,9 @@ EXTRINSIC = slice(96, 112)
 INTRINSIC = slice(112, 116)
 
 
-def hand_state(joints: np.ndarray, rotations: np.ndarray, present: np.ndarray) -> np.ndarray:
-    """(N, 48) from world joints (N, 2, 21, 3), wrist rotations (N, 2, 3, 3) and presence (N, 2);
-    an absent hand is all zeros (its presence bit says so)."""
-    keep = present[:, :, None, None]
-    joints = np.where(keep, joints, 0.0)
-    rotations = np.where(keep, rotations, 0.0)
+def hand_state(joints: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """(N, 48) from world joints (N, 2, 21, 3) and wrist rotations (N, 2, 3, 3), every frame
+    filled (an unseen hand is infilled before this; its presence bit says it was not seen)."""
     n = len(joints)
     wrist = joints[:, :, 0, :].reshape(n, 6)
     r6 = rot6d(rotations).reshape(n, 12)

@@ -5,6 +5,7 @@ applies the trainer's drop rules to what was written."""
 from __future__ import annotations
 
 import io
+import multiprocessing
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
@@ -42,33 +43,36 @@ def _prepare_out(out: Path) -> None:
                             "into an empty directory (shards of two exports must not mix)")
 
 
-def _one(task_root: str, src: EpisodeSources, opts: Options, part: str) -> EpisodeResult:
+def _one(task_root: str, src: EpisodeSources, opts: Options, part: str, number: int) -> EpisodeResult:
     """Worker entry point (picklable arguments; the task is reopened in the worker)."""
     ep = open_task(task_root).episode(src.episode_index)
     with open(part, "wb") as out:
-        return export_episode(ep, src, opts, plan_episode(ep, src, opts), out)
+        return export_episode(ep, src, opts, plan_episode(ep, src, opts), out, number)
 
 
 def _write_serial(task_root: Path, plans: list[EpisodeSources], opts: Options, writer: ShardWriter,
                   progress: Callable[[int], object]) -> Iterator[EpisodeResult]:
     """One process: each episode straight into its shard (its frame count is known first)."""
     task = open_task(task_root)
-    for src in plans:
+    for number, src in enumerate(plans):
         ep = task.episode(src.episode_index)
         plan = plan_episode(ep, src, opts)
         frames = len(plan.take)
         sink = writer.begin(src.episode_index, frames) if frames else io.BytesIO()
-        yield export_episode(ep, src, opts, plan, sink, progress)
+        yield export_episode(ep, src, opts, plan, sink, number, progress)
         if frames:
             writer.end()
 
 
 def _write_parallel(task_root: Path, plans: list[EpisodeSources], opts: Options, writer: ShardWriter, out: Path,
                     jobs: int, progress: Callable[[int], object]) -> Iterator[EpisodeResult]:
-    """Workers write part files; they are joined into shards in episode order as they come."""
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    """Workers write part files; they are joined into shards in episode order as they come.
+    Workers are spawned, never forked: the parent may already run decoder threads (PyAV/FFmpeg)
+    whose locks a forked child would inherit held, and hang in."""
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         parts = [out / PART.format(s.episode_index) for s in plans]
-        futures = [pool.submit(_one, str(task_root), s, opts, str(p)) for s, p in zip(plans, parts)]
+        futures = [pool.submit(_one, str(task_root), s, opts, str(p), number)
+                   for number, (s, p) in enumerate(zip(plans, parts))]
         try:
             for src, part, fut in zip(plans, parts, futures):
                 result = fut.result()
@@ -121,5 +125,5 @@ def export(task_dir: str | Path, out: str | Path, *, episodes: Iterable[int] | N
 
 
 def _episode_summary(r: EpisodeResult) -> dict:
-    return {"episode_index": r.episode_index, "rows": r.rows, "frames": r.frames, "bytes": r.bytes,
+    return {"episode_index": r.episode_index, "egosmith_episode_index": r.number, "rows": r.rows, "frames": r.frames, "bytes": r.bytes,
             "dropped": dict(sorted(r.dropped.items())), "presence": {str(k): v for k, v in sorted(r.presence.items())}}
