@@ -12,6 +12,7 @@ import sys
 def summary(task_dir: str) -> dict:
     from egorec_ros.assembly.counts import problems
     from egorec_ros.dataset import open_task
+    from egorec_ros.qa.verdict import from_row
     from egorec_ros.report.damage import damage, row_or_default
 
     task = open_task(task_dir)
@@ -27,8 +28,10 @@ def summary(task_dir: str) -> dict:
         row, row_damage = row_or_default(ep)
         drops = row["drop_stats"].get("streams", {})
         duration = entry["rows"] / task.fps if row_damage else row["duration_sec"]
+        verdict, reasons = from_row(row.get("qa"))
         entry |= {"duration_sec": duration, "videos": ep.video_keys,
-                  "dropped": {sid: p for sid, c in drops.items() if (p := problems(c))}}
+                  "dropped": {sid: p for sid, c in drops.items() if (p := problems(c))},
+                  "qa": {"verdict": verdict, "reasons": reasons}}
         if row_damage:
             entry["damaged"] = [row_damage]
         episodes.append(entry)
@@ -79,7 +82,9 @@ def run(args) -> int:
             continue
         drops = drops_text(e["dropped"])
         print(f"  episode {e['episode_index']:>5}: {e['rows']:>6} rows {e['duration_sec']:8.2f} s  "
-              f"{len(e['videos'])} videos  {e['columns']} columns  {drops}")
+              f"{len(e['videos'])} videos  {e['columns']} columns  QA {e['qa']['verdict'] or '-'}  {drops}")
+        for reason in e["qa"]["reasons"]:
+            print(f"                 {reason}")
         for d in e.get("damaged", []):
             print(f"                 DAMAGED {d}")
     if s["damaged"]:

@@ -202,6 +202,7 @@ def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, g
 
 def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
     from egorec_ros.assembly.counts import judged, problems
+    from egorec_ros.qa.verdict import summary_lines
     from egorec_ros.recorder.no_rows import no_rows_reason
     from egorec_ros.recorder.overload import episode_warnings
 
@@ -227,6 +228,8 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
         print("    (the second Ctrl-C came when the episode was already being committed)", file=sys.stderr)
     for sid in drops:
         print(f"    {sid}: {judged(report.streams[sid])}")
+    for line in summary_lines(result.qa):
+        print(f"    {line}")
     for warning in episode_warnings(report.streams, result.rows, last["peak_backlog"]):
         print(f"    WARNING: {warning}")
     if bag:

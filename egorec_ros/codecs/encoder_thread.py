@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from egorec_ros.codecs.frame_stats import FrameStats
 from egorec_ros.codecs.lazy_frame import LazyFrame, frame_array
 from egorec_ros.codecs.video import FrameFormatError, VideoFileWriter
 from egorec_ros.thread_priority import lower_this_thread
@@ -52,6 +53,7 @@ class BackgroundEncoder:
         self.writer: VideoFileWriter          # set on the encoder's thread, before __init__ returns
         self.substituted = 0
         self.substitution_reasons: list[str] = []
+        self.stats = FrameStats()               # per-frame QA figures (read after close)
         self._queue: queue.Queue = queue.Queue(maxsize=max_backlog)
         self.blocked_s = 0.0
         self._submitted = 0
@@ -139,14 +141,16 @@ class BackgroundEncoder:
         try:
             frame = frame_array(payload)
         except Exception as exc:
-            return self._substitute(f"{type(payload).__name__} did not decode: {type(exc).__name__}: {exc}")
+            return self._substitute(payload, f"{type(payload).__name__} did not decode: {type(exc).__name__}: {exc}")
         try:
             self.writer.write(frame)
         except FrameFormatError as exc:
-            return self._substitute(str(exc))
+            return self._substitute(payload, str(exc))
+        self.stats.add(payload, frame)
         self._previous = frame
 
-    def _substitute(self, reason: str) -> None:
+    def _substitute(self, payload: object, reason: str) -> None:
+        self.stats.add(payload, None)
         index = self.writer.frames_written
         self.writer.write(self._previous if self._previous is not None else self.writer.blank_frame())
         self.substituted += 1

@@ -32,6 +32,7 @@ from egorec_ros.converter.interrupts import interrupts_deferred
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
 from egorec_ros.converter.work_dir import WorkDir
+from egorec_ros.qa.verdict import summary_lines
 from egorec_ros.rig.declare import declaration
 from egorec_ros.store import TaskWriter
 from egorec_ros.store.metadata import check_cameras
@@ -69,6 +70,8 @@ class BagResult:
         if drops:
             out.append("  drops: " + "; ".join(f"{sid} {judged(kinds)}" for sid, kinds in sorted(drops.items())))
         out += [f"  {line}" for line in dict.fromkeys(line for _, o in self.episodes for line in o.lines)]
+        for n, o in self.episodes:
+            out += [f"  episode {n} {line}" if i == 0 else f"  {line}" for i, line in enumerate(summary_lines(o.qa))]
         if self.plan is not None:
             out += [f"  {line}" for line in (*_condensed(self.plan.skipped), *self.plan.notes)]
         out += [f"  FAILED: {f}" for f in self.failures]

@@ -86,6 +86,7 @@ class EpisodeOutcome:
     messages: int = 0                           # bag messages read
     drops: dict[str, dict[str, int]] = field(default_factory=dict)   # stream with problems -> its counts
     lines: list[str] = field(default_factory=list)                    # clock notes, odd stamps, bad frames
+    qa: dict = field(default_factory=dict)                            # the QA verdict in its episode row
     error: str | None = None
 
 
@@ -145,7 +146,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
         topics = {r.stream.id: r.topic for r in plan.all_routes}
         raise NoRowsError(_no_rows(bag, job.window, assembly, settings.assembly.latency_ms,
                                    _delays(rig, report, clock.offset_ns), topics))
-    outcome.staged, outcome.rows = str(result.staged), result.rows
+    outcome.staged, outcome.rows, outcome.qa = str(result.staged), result.rows, result.qa or {}
     outcome.drops = {sid: c for sid, c in assembly.streams.items() if problems(c)}
     if assembly.missing_streams:
         outcome.lines.append(f"video streams left out (no frame at the episode start): "

@@ -169,6 +169,8 @@ class RecorderNode:
                 if not done:
                     raise ValueError(f"task {self.task} has no committed episode to delete")
                 episode_index = done[-1]
+            if self.recorder.status().recording and episode_index == self.episode_index:
+                raise ValueError(f"episode {episode_index} of {self.task} is being recorded; stop or abort it")
             self._writer.delete(episode_index)
             if self.last[:2] == (self.task, episode_index):
                 self.last = ("", 0, "", [])

@@ -36,6 +36,16 @@ def judge(findings: list[Finding], figures: Mapping[str, Any]) -> Verdict:
     return Verdict(level, tuple(f"{f.level}: {f.reason}" for f in order), dict(figures))
 
 
+def summary_lines(qa: Mapping[str, Any] | None, keep: int = 8) -> list[str]:
+    """The verdict for an episode summary: "QA: redo", then its reasons (the first ``keep``)."""
+    verdict, reasons = from_row(qa)
+    if not verdict:
+        error = (qa or {}).get("error")
+        return [f"QA: not computed ({error})"] if error else []
+    more = [f"  ... {len(reasons) - keep} more (egorec inspect)"] if len(reasons) > keep else []
+    return [f"QA: {verdict}"] + [f"  {r}" for r in reasons[:keep]] + more
+
+
 def from_row(qa: Mapping[str, Any] | None) -> tuple[str, list[str]]:
     """(verdict, reasons) of an episode row's ``qa`` value; ("", []) when it has none."""
     if not qa or qa.get("verdict") not in LEVELS:

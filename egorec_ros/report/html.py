@@ -11,6 +11,7 @@ import numpy as np
 from egorec_ros.assembly.counts import HIGH_SHARE, MEANINGS, PROBLEMS, high, problem_shares
 from egorec_ros.dataset import Episode, open_task
 from egorec_ros.layout import atomic
+from egorec_ros.qa.verdict import from_row
 from egorec_ros.report.damage import damage, row_or_default
 from egorec_ros.report.svg import line_chart
 from egorec_ros.report.thumbnails import thumbnail_png
@@ -24,7 +25,9 @@ th{background:#f4f4f4}td.name{text-align:left}td.warn{background:#fff4d6}td.bad{
 .empty{color:#999;font-size:12px}.damaged{color:#b00020;font-weight:bold}
 .banner{background:#fde2e1;border:1px solid #e0a0a0;padding:.5em 1em;margin:.5em 0}
 .banner ul{margin:.2em 0}dl.help{font-size:12px;display:grid;grid-template-columns:max-content auto;gap:2px 12px}
-dl.help dt{font-weight:600}dl.help dd{margin:0}ul.notes{font-size:12px;color:#444}svg{margin:0 8px 8px 0}"""
+.qa{font-size:13px;padding:1px 8px;border-radius:8px;background:#eee;vertical-align:middle}
+.qa.ok{background:#d8f5dc}.qa.warn{background:#fff4d6}.qa.redo{background:#fde2e1;color:#b00020}
+ul.reasons{font-size:12px}dl.help dt{font-weight:600}dl.help dd{margin:0}ul.notes{font-size:12px;color:#444}svg{margin:0 8px 8px 0}"""
 
 
 def write_report(task_dir: str | Path, out: str | Path, *, max_episodes: int = 50) -> Path:
@@ -54,9 +57,11 @@ def _episode_section(ep: Episode) -> str:
                 f"{_damaged(damage(ep.task.root, ep.data_path, exc))}</section>")
     row, row_damage = row_or_default(ep)
     duration = rows / ep.task.fps if row_damage else row["duration_sec"]
-    parts = [f"<section><h2>episode {ep.index}</h2><p>{rows} rows, {duration:.2f} s, {columns} columns</p>"]
+    parts = [f"<section><h2>episode {ep.index} {_verdict_badge(row.get('qa'))}</h2>"
+             f"<p>{rows} rows, {duration:.2f} s, {columns} columns</p>"]
     if row_damage:
         parts.append(_damaged(row_damage))
+    parts.append(_verdict_reasons(row.get("qa")))
     figures = "".join(_thumbnail(ep, k) for k in ep.video_keys)
     parts.append(f"<div class='thumbs'>{figures}</div>")
     parts.append(_drops_table(row["drop_stats"].get("streams", {})))
@@ -68,6 +73,16 @@ def _episode_section(ep: Episode) -> str:
     parts.append("".join(c for c in charts if c))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _verdict_badge(qa: dict | None) -> str:
+    verdict, _ = from_row(qa)
+    return f"<span class='qa {verdict}'>QA {escape(verdict)}</span>" if verdict else "<span class='qa'>QA -</span>"
+
+
+def _verdict_reasons(qa: dict | None) -> str:
+    _, reasons = from_row(qa)
+    return ("<ul class='reasons'>" + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>") if reasons else ""
 
 
 def _thumbnail(ep: Episode, key: str) -> str:

@@ -1,6 +1,7 @@
 """Compiled rig -> the writer's ``Declaration`` (devices §6.4, calibration keys §6.5)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from egorec_ros.rig.model import Device, Rig
@@ -16,6 +17,7 @@ def declaration(rig: Rig) -> Declaration:
         device_names={slot: d.name for d in rig.devices for slot in d.slots},
         sensors=tuple(d.sensor for d in rig.devices if d.sensor),
         calibration=calibration_plan(rig.devices),
+        qa=dataclasses.asdict(rig.qa),
     )
 
 

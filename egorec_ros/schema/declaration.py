@@ -31,6 +31,7 @@ class Declaration:
     device_names: Mapping[str, str] = field(default_factory=dict)
     sensors: tuple[str, ...] = ()               # glove sensor columns (§6.4)
     calibration: Mapping[str, Mapping] = field(default_factory=dict)  # keyed per §6.5
+    qa: Mapping[str, float] = field(default_factory=dict)  # QA thresholds (the rig's qa: block, egorec_ros.qa)
 
     def column(self, name: str) -> ColumnSpec:
         for c in self.columns:
@@ -54,6 +55,7 @@ def declaration_to_json(decl: Declaration) -> dict:
         "device_names": dict(decl.device_names),
         "sensors": list(decl.sensors),
         "calibration": {k: dict(v) for k, v in decl.calibration.items()},
+        "qa": dict(decl.qa),
     }
 
 
@@ -66,4 +68,5 @@ def declaration_from_json(doc: dict) -> Declaration:
         device_names=doc["device_names"],
         sensors=tuple(doc["sensors"]),
         calibration=doc["calibration"],
+        qa=doc.get("qa", {}),
     )

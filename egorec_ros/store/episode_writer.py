@@ -13,13 +13,14 @@ from typing import Any, Callable, Mapping
 from egorec_ros.layout.numbering import EpisodeNumber
 from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.layout.recycle import write_recycled
+from egorec_ros.qa.episode import row_verdict
 from egorec_ros.schema.columns import Layout
 from egorec_ros.schema.episode_row import write_episode_row
 from egorec_ros.store.commit import commit_staged
 from egorec_ros.store.row_buffer import RowBuffer, RowError, check_row
 from egorec_ros.store.row_sink import DATA_FILE, RowSink
 from egorec_ros.store.staging import EPISODE_ROW, Manifest
-from egorec_ros.store.videos import EpisodeVideos
+from egorec_ros.store.videos import EpisodeVideos, VideoResult
 
 FLUSH_ROWS = 60                 # a row group every 2 s at 30 fps: the most a crash can cost
 FLUSH_BYTES = 64 * 1024 * 1024  # ... or sooner when rows are big (force matrices)
@@ -121,8 +122,9 @@ class EpisodeWriter:
                            for k, v in videos.items() if v.substituted}
             if substituted:
                 drops["substituted_frames"] = substituted
+            qa = self._verdict(drops, videos)
             write_episode_row(self.folder / EPISODE_ROW,
-                              self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()))
+                              self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()) | {"qa": qa})
             if commit:
                 with self._meta_lock:
                     commit_staged(self.paths, self.folder)
@@ -135,10 +137,16 @@ class EpisodeWriter:
         if not commit:
             return EpisodeResult(n, self.rows, self.folder / DATA_FILE,
                                  {k: self.folder / m.video_file(k) for k in m.video_extensions},
-                                 drops, elapsed, sink.schema_rewrites, staged=self.folder)
+                                 drops, elapsed, sink.schema_rewrites, staged=self.folder, qa=qa)
         return EpisodeResult(n, self.rows, self.paths.data(n),
                              {k: self.paths.video(n, k, e) for k, e in m.video_extensions.items()},
-                             drops, elapsed, sink.schema_rewrites)
+                             drops, elapsed, sink.schema_rewrites, qa=qa)
+
+    def _verdict(self, drops: Mapping, videos: Mapping[str, VideoResult]) -> dict:
+        """The QA verdict (egorec_ros.qa) for the row; a QA failure never costs the episode: the
+        row then says why there is no verdict."""
+        frames = {k: (v.kind, v.stats) for k, v in videos.items() if v.stats is not None}
+        return row_verdict(self.folder / DATA_FILE, self.decl.fps, self.decl.qa, drops, frames)
 
     def abort(self) -> None:
         """Discard the episode on the user's request and free its number (§1.3)."""

@@ -30,6 +30,7 @@ from egorec_ros.layout.lock import TaskLock
 from egorec_ros.layout.paths import META, SET_ASIDE, TaskPaths
 from egorec_ros.layout.recycle import write_recycled
 from egorec_ros.schema.columns import ColumnSpec, Layout
+from egorec_ros.qa.episode import row_verdict
 from egorec_ros.schema.episode_row import read_episode_row, write_episode_row
 from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store import metadata
@@ -186,8 +187,9 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode, *, complete: bool = False)
         drops["salvaged"]["accounting_as_of_row"] = accounting.get("rows")
     if left_out:
         drops["salvaged"]["left_out_videos"] = left_out
+    qa = row_verdict(folder / DATA_FILE, manifest.declaration.fps, manifest.declaration.qa, drops, {})
     write_episode_row(folder / EPISODE_ROW, manifest.episode_row(rows, table.column_names, drops,
-                                                                _table_stats(table, specs).to_json()))
+                                                                _table_stats(table, specs).to_json()) | {"qa": qa})
     commit_staged(paths, folder, rebuild_stats=True)
     if complete:
         return Action(staged.episode_index, "completed", rows, f"the episode was recorded to the end; committed "

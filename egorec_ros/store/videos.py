@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from egorec_ros.codecs.depth import open_depth_writer
+from egorec_ros.codecs.frame_stats import FrameSeries
 from egorec_ros.codecs.encoder_thread import MAX_BACKLOG, BackgroundEncoder
 from egorec_ros.codecs.probe import count_frames
 from egorec_ros.codecs.video import open_video_writer
@@ -26,6 +27,8 @@ class VideoResult:
     frames: int
     substituted: int
     reasons: tuple[str, ...] = ()   # why frames were substituted (first few)
+    stats: FrameSeries | None = None  # per-frame QA figures (codecs.frame_stats)
+    kind: str = "rgb"                 # rgb | depth
 
 
 class EpisodeVideos:
@@ -33,6 +36,7 @@ class EpisodeVideos:
                  depth_container: str = "mp4", max_backlog: int = MAX_BACKLOG) -> None:
         self.encoders: dict[str, BackgroundEncoder] = {}
         self.extensions: dict[str, str] = {}
+        self.kinds = {v.key: v.kind for v in videos}
         try:
             for v in videos:
                 rate = v.fps or fps
@@ -72,7 +76,8 @@ class EpisodeVideos:
             if written != rows or on_disk != rows:
                 errors.append(f"{key}: {rows} rows but {written} frames encoded and {on_disk} in {path.name}")
             results[key] = VideoResult(key, path, on_disk, encoder.substituted,
-                                       tuple(encoder.substitution_reasons[:5]))
+                                       tuple(encoder.substitution_reasons[:5]), encoder.stats.series(),
+                                       self.kinds.get(key, "rgb"))
         if errors:
             raise VideoIntegrityError("video integrity check failed: " + "; ".join(errors))
         return results

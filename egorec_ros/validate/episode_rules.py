@@ -197,6 +197,10 @@ def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int
                 parsed[name] = json.loads(row[name])
             except (TypeError, ValueError):
                 out.add(rel, name, "§7.1", "is not a JSON string")
+    qa = parsed.get("qa")
+    if qa and not (isinstance(qa, dict) and (qa.get("verdict") in ("ok", "warn", "redo") or "error" in qa)):
+        out.add(rel, "qa", "DESIGN:qa", "is neither a verdict {verdict: ok|warn|redo, reasons, figures} nor "
+                "{error}")
     if row.get("episode_index") != n.index:
         out.add(rel, "episode_index", "§1.3", f"is {row.get('episode_index')}, expected {n.index}")
     if row.get("length") != rows:

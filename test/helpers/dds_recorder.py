@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY
-from egorec_ros.live.node import DELETE, LIST_EPISODES, STATUS, STOP
+from egorec_ros.live.node import DELETE, LIST_EPISODES, START, STATUS, STOP
 from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.transport.base import RECORDER
 from egorec_ros.transport.dds import DdsTransport
@@ -107,6 +107,11 @@ class RunningRecorder:
         req = STORE.serialize_cdr(STORE.types[f"{srvtype}_Request"](**fields), f"{srvtype}_Request")
         cdr = self.transport.call(f"/{self.name}/{service}", srvtype, bytes(req), timeout)
         return STORE.deserialize_cdr(cdr, f"{srvtype}_Response")
+
+    def start(self, instruction: str = "", task: str = ""):
+        reply = self.call("start", START, task=task, instruction=instruction)
+        assert reply.success, reply.message
+        return reply
 
     def stop(self):
         return self.call("stop", STOP, structure_needs_at_least_one_member=0)

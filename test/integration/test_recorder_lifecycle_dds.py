@@ -20,20 +20,22 @@ def dds_env():
 def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
     with running_recorder(tmp_path, dds_env) as rec:
         def record(instruction: str) -> None:
-            assert "ok" in rec.ctl("start", "--instruction", instruction)
-            assert rec.watch.wait(lambda s: s.state == "recording" and s.rows > 20), rec.log_text()
+            index = rec.start(instruction).episode_index
+            assert rec.watch.wait(lambda s: s.state == "recording" and s.episode_index == index and s.rows > 20), \
+                rec.log_text()
 
         record("pick")
         reply = rec.stop()
         assert reply.success and reply.episode_index == 1 and reply.rows > 20, reply.message
+        assert reply.verdict in ("ok", "warn", "redo"), reply
         assert rec.watch.wait(lambda s: s.last_episode_index == 1 and s.last_verdict == reply.verdict)
         record("place")
-        assert "episode_index 2" in rec.ctl("stop")
+        assert rec.stop().episode_index == 2
 
         listed = rec.list_episodes()
         assert [e["episode_index"] for e in listed] == [1, 2]
         assert [e["instruction"] for e in listed] == ["pick", "place"]
-        assert all(e["rows"] > 20 and e["duration_s"] > 0.5 for e in listed), listed
+        assert all(e["rows"] > 20 and e["duration_s"] > 0.5 and e["verdict"] for e in listed), listed
 
         # a delete while episode 3 is being recorded: safe, and the recording goes on
         record("third")
@@ -42,7 +44,7 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         refused = rec.delete(3)                       # the one being recorded
         assert not refused.success and "being recorded" in refused.message
         assert not rec.delete(99).success
-        assert "rows committed" in rec.ctl("stop")
+        assert rec.stop().episode_index == 3
         assert [e["episode_index"] for e in rec.list_episodes()] == [2, 3]
 
         # the operator's redo: delete the last one; its number is not given again
@@ -50,8 +52,9 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         listing = json.loads(rec.ctl("list", "--json"))
         assert listing["task"] == "t" and [e["episode_index"] for e in listing["episodes"]] == [2]
         assert "episode_index 4" in rec.ctl("start")
-        assert rec.watch.wait(lambda s: s.rows > 20)
-        assert "episode_index 4" in rec.ctl("stop")
+        assert rec.watch.wait(lambda s: s.episode_index == 4 and s.rows > 20)
+        stopped = rec.ctl("stop")
+        assert "episode_index 4" in stopped and "QA: " in stopped
         assert "episode_index 2" in rec.ctl("delete", "2")
     assert [e.index for e in Task(rec.task_dir).episodes] == [4]
     assert json.loads((rec.task_dir / "meta" / "info.json").read_text())["total_episodes"] == 4

@@ -1,0 +1,56 @@
+"""The verdict of one episode from what it holds: drop_stats, the per-frame figures of its
+videos, and the few data columns the sensor checks read. Called at every commit (live record,
+convert, salvage) before the episode row is written; the row keeps it under ``qa``."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import pyarrow.parquet as pq
+
+from egorec_ros.codecs.frame_stats import FrameSeries
+from egorec_ros.qa.sensors import qa_columns, sensor_checks
+from egorec_ros.qa.streams import clock_notes, salvage_check, stream_checks
+from egorec_ros.qa.thresholds import QaThresholds, thresholds_from
+from egorec_ros.qa.verdict import Finding, Verdict, judge
+from egorec_ros.qa.video import video_checks
+
+
+def episode_verdict(data: Path, fps: float, drop_stats: Mapping[str, Any],
+                    frames: Mapping[str, tuple[str, FrameSeries]], thresholds: QaThresholds) -> Verdict:
+    """``data``: the episode's data parquet (staged or committed); ``frames``: image_key ->
+    (kind, figures), only the streams whose figures were gathered (a salvage has none)."""
+    started = time.perf_counter()
+    findings: list[Finding] = []
+    figures: dict[str, Any] = {}
+    names = pq.read_schema(data).names
+    table = pq.read_table(data, columns=qa_columns(names))
+    figures["streams"] = stream_checks(drop_stats, thresholds, findings)
+    salvage_check(drop_stats, findings)
+    figures["videos"] = video_checks(frames, fps, thresholds, findings)
+    figures["sensors"] = sensor_checks(table, fps, thresholds, findings)
+    notes = clock_notes(drop_stats)
+    if notes:
+        figures["notes"] = notes
+    figures["seconds"] = round(time.perf_counter() - started, 4)
+    return judge(findings, figures)
+
+
+def row_verdict(data: Path, fps: float, qa_block: Mapping[str, Any] | None, drop_stats: Mapping[str, Any],
+                frames: Mapping[str, tuple[str, FrameSeries]]) -> dict:
+    """The episode row's ``qa`` value. QA never costs an episode its commit: when it fails, the
+    value says why there is no verdict. Without frame figures (a salvage: its frames never went
+    through this process's encoders) the camera checks are left out and said so."""
+    try:
+        verdict = episode_verdict(data, fps, drop_stats, frames, declared_thresholds(qa_block)).to_json()
+    except Exception as exc:  # noqa: BLE001 - reported in the row, the commit goes on
+        return {"error": f"QA could not be computed: {type(exc).__name__}: {exc}"}
+    if not frames:
+        verdict["figures"]["videos"] = "not checked: no per-frame figures (salvaged episode)"
+    return verdict
+
+
+def declared_thresholds(qa: Mapping[str, Any] | None) -> QaThresholds:
+    """The thresholds a Declaration carries (the rig's qa: block), defaults where absent."""
+    return thresholds_from(qa or None, "declaration")
