@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "validate": "egorec_ros.cli.validate_cmd",
     "inspect": "egorec_ros.cli.inspect_cmd",
     "recover": "egorec_ros.cli.recover_cmd",
+    "delete": "egorec_ros.cli.delete_cmd",
     "export": "egorec_ros.cli.export_cmd",
     "devices": "egorec_ros.cli.devices_cmd",
     "sim-devices": "egorec_ros.cli.sim_devices_cmd",

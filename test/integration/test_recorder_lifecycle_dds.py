@@ -1,13 +1,16 @@
 """The recorder's lifecycle services over DDS with real processes: stop answers with the QA
 verdict, ~/list_episodes, ~/delete (also while another episode is being recorded), `egorec ctl
-delete-last|delete|list`, numbers never reused after a delete, ~/status carrying the last verdict."""
+delete-last|delete|list`, numbers never reused after a delete, ~/status carrying the last verdict, and the live
+QA alarm (/diagnostics WARN, ~/status alarms) when the devices die mid-episode."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
 from egorec_ros.dataset.task import Task
+from egorec_ros.live.diagnostics import WARN
 from helpers.cli import assert_clean
 from helpers.dds_recorder import dds_env_for, running_recorder
 
@@ -56,8 +59,20 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         stopped = rec.ctl("stop")
         assert "episode_index 4" in stopped and "QA: " in stopped
         assert "episode_index 2" in rec.ctl("delete", "2")
-    assert [e.index for e in Task(rec.task_dir).episodes] == [4]
-    assert json.loads((rec.task_dir / "meta" / "info.json").read_text())["total_episodes"] == 4
+
+        # live QA: the devices die mid-episode; a /diagnostics WARN names it within about a second
+        record("cut")
+        rec.kill_devices()
+        killed = time.monotonic()
+        hit = rec.watch.first_diagnostic(lambda d: d.name == f"{rec.name}: qa" and d.level == WARN, after=killed)
+        assert hit is not None, rec.log_text()
+        arrived, diag = hit
+        assert "stream silent" in diag.message and arrived - killed <= 2.0, (arrived - killed, diag.message)
+        assert rec.watch.wait(lambda s: any("stream silent" in a for a in s.alarms), timeout=5)
+        cut = rec.stop()
+        assert cut.verdict == "redo" and any("no new frame" in r for r in cut.reasons), cut
+    assert [e.index for e in Task(rec.task_dir).episodes] == [4, 5]
+    assert json.loads((rec.task_dir / "meta" / "info.json").read_text())["total_episodes"] == 5
     assert not (rec.task_dir / "meta" / "recycled_episode.json").exists()
     assert not list((rec.task_dir / "videos").rglob("episode-00[0-2].*"))
     assert_clean(rec.task_dir, env=dds_env)
