@@ -92,8 +92,13 @@ def _status(transport, store, topic: str, msgtype: str, timeout: float) -> int:
     except queue.Empty:
         print(f"egorec ctl: no status on {topic} within {timeout:g} s; is the recorder running?", file=sys.stderr)
         return 3
-    print(f"{msg.state}  task {msg.task}  episode {msg.episode_index}  rows {msg.rows}  "
+    print(f"{msg.state} ({msg.stage})  task {msg.task}  episode {msg.episode_index}  rows {msg.rows}  "
           f"backlog {msg.encoder_backlog} ({msg.encoder_backlog_key or '-'})  free {msg.free_disk_gb:.1f} GB")
+    if msg.overload:
+        print(f"  OVERLOADED: {msg.overload}")
+    if msg.udp_drops or msg.callback_drops:
+        print(f"  messages lost: {msg.udp_drops} UDP datagrams dropped by the kernel, {msg.callback_drops} samples "
+              "dropped unread (recorder behind)")
     if msg.last_episode_index:
         print(f"last episode {msg.last_episode_index}: QA {msg.last_verdict or 'not computed'}"
               + "".join(f"\n  {r}" for r in msg.last_reasons))

@@ -351,10 +351,12 @@ class RecorderNode:
                                   last_verdict=last_verdict if _task == self.task else "",
                                   last_reasons=last_reasons if _task == self.task else [], alarms=alarms,
                                   upload_pending=upload.pending if upload else 0,
-                                  upload_failed=upload.failed if upload else 0, upload=upload.text if upload else "")
-        self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
+                                  upload_failed=upload.failed if upload else 0, upload=upload.text if upload else "",
+                                  stage=status.stage, overload=status.overload, udp_drops=0, callback_drops=0)
         drops, new_drops = self._udp_drops_since_last()
         behind = self.transport.callback_drops()
+        msg.udp_drops, msg.callback_drops = drops, behind
+        self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
         new_behind, self._callback_drops = behind - self._callback_drops, behind
         level = WARN if free_gb < LOW_DISK_GB or new_drops or new_behind else OK
         diags.insert(0, self._diagnostic(level, "recorder", f"{'recording' if status.recording else 'idle'}; "

@@ -32,7 +32,10 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         assert reply.success and reply.episode_index == 1 and reply.rows > 20, reply.message
         assert reply.verdict in ("ok", "warn", "redo"), reply
         assert rec.watch.wait(lambda s: s.last_episode_index == 1 and s.last_verdict == reply.verdict)
+        status = rec.ctl("status")
+        assert "idle (idle)  task t" in status and "last episode 1: QA " in status, status
         record("place")
+        assert rec.watch.status.stage == "recording"
         assert rec.stop().episode_index == 2
 
         listed = rec.list_episodes()
