@@ -340,22 +340,23 @@ class RecorderNode:
         for line in sorted(set(alarms) - set(self._alarms), key=alarms.index):
             self.log(f"QA alarm: {line}")
         self._alarms = alarms
-        _task, last_index, last_verdict, last_reasons = self.last
+        last_task, last_index, last_verdict, last_reasons = self.last
+        if last_task != self.task:      # the last verdict belongs to another task's episode
+            last_index, last_verdict, last_reasons = 0, "", []
         free_gb = shutil.disk_usage(_existing(Path(self.config.out))).free / 1e9
+        drops, new_drops = self._udp_drops_since_last()
+        behind = self.transport.callback_drops()
         header = header_message(store, now_ns, self.config.name)
         upload = self.uploader.status() if self.uploader is not None else None
         msg = store.types[STATUS](header=header, state="recording" if status.recording else "idle", task=self.task,
                                   episode_index=self.episode_index if status.recording else 0, rows=status.rows,
                                   encoder_backlog=backlog, encoder_backlog_key=key, free_disk_gb=free_gb,
-                                  streams=streams, last_episode_index=last_index if _task == self.task else 0,
-                                  last_verdict=last_verdict if _task == self.task else "",
-                                  last_reasons=last_reasons if _task == self.task else [], alarms=alarms,
+                                  streams=streams, last_episode_index=last_index, last_verdict=last_verdict,
+                                  last_reasons=last_reasons, alarms=alarms,
                                   upload_pending=upload.pending if upload else 0,
                                   upload_failed=upload.failed if upload else 0, upload=upload.text if upload else "",
-                                  stage=status.stage, overload=status.overload, udp_drops=0, callback_drops=0)
-        drops, new_drops = self._udp_drops_since_last()
-        behind = self.transport.callback_drops()
-        msg.udp_drops, msg.callback_drops = drops, behind
+                                  stage=status.stage, overload=status.overload, udp_drops=drops,
+                                  callback_drops=behind)
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
         new_behind, self._callback_drops = behind - self._callback_drops, behind
         level = WARN if free_gb < LOW_DISK_GB or new_drops or new_behind else OK
@@ -367,9 +368,8 @@ class RecorderNode:
                                             "behind: CPU starved)" if new_behind else ""),
                                          task=self.task, rows=status.rows, encoder_backlog=backlog,
                                          udp_drops=drops, callback_drops=behind))
-        diags.append(self._diagnostic(WARN if alarms else OK, "qa",
-                                         "; ".join(alarms) if alarms else "no live QA alarm",
-                                         alarms=len(alarms), last_episode=last_index, last_verdict=last_verdict))
+        diags.append(self._diagnostic(WARN if alarms else OK, "qa", "; ".join(alarms) if alarms else "no live QA alarm",
+                                      alarms=len(alarms), last_episode=last_index, last_verdict=last_verdict))
         if upload is not None:
             diags.append(self._diagnostic(WARN if upload.failed else OK, "upload", upload.text,
                                           pending=upload.pending, failed=upload.failed,
