@@ -3,7 +3,6 @@ videos, and the few data columns the sensor checks read. Called at every commit 
 convert, salvage) before the episode row is written; the row keeps it under ``qa``."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -21,7 +20,6 @@ def episode_verdict(data: Path, fps: float, drop_stats: Mapping[str, Any],
                     frames: Mapping[str, tuple[str, FrameSeries]], thresholds: QaThresholds) -> Verdict:
     """``data``: the episode's data parquet (staged or committed); ``frames``: image_key ->
     (kind, figures), only the streams whose figures were gathered (a salvage has none)."""
-    started = time.perf_counter()
     findings: list[Finding] = []
     figures: dict[str, Any] = {}
     names = pq.read_schema(data).names
@@ -33,7 +31,6 @@ def episode_verdict(data: Path, fps: float, drop_stats: Mapping[str, Any],
     notes = clock_notes(drop_stats)
     if notes:
         figures["notes"] = notes
-    figures["seconds"] = round(time.perf_counter() - started, 4)
     return judge(findings, figures)
 
 

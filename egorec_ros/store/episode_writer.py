@@ -41,6 +41,7 @@ class EpisodeResult:
     schema_rewrites: int
     staged: Path | None = None  # end(commit=False): the finished staging folder
     qa: dict | None = None      # the QA verdict stored in the episode row (egorec_ros.qa.verdict)
+    qa_seconds: float = 0.0     # what computing it took (part of commit_seconds)
 
 
 class EpisodeWriter:
@@ -122,7 +123,9 @@ class EpisodeWriter:
                            for k, v in videos.items() if v.substituted}
             if substituted:
                 drops["substituted_frames"] = substituted
+            qa_started = time.perf_counter()
             qa = self._verdict(drops, videos)
+            qa_seconds = time.perf_counter() - qa_started
             write_episode_row(self.folder / EPISODE_ROW,
                               self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()) | {"qa": qa})
             if commit:
@@ -137,10 +140,11 @@ class EpisodeWriter:
         if not commit:
             return EpisodeResult(n, self.rows, self.folder / DATA_FILE,
                                  {k: self.folder / m.video_file(k) for k in m.video_extensions},
-                                 drops, elapsed, sink.schema_rewrites, staged=self.folder, qa=qa)
+                                 drops, elapsed, sink.schema_rewrites, staged=self.folder, qa=qa,
+                                 qa_seconds=qa_seconds)
         return EpisodeResult(n, self.rows, self.paths.data(n),
                              {k: self.paths.video(n, k, e) for k, e in m.video_extensions.items()},
-                             drops, elapsed, sink.schema_rewrites, qa=qa)
+                             drops, elapsed, sink.schema_rewrites, qa=qa, qa_seconds=qa_seconds)
 
     def _verdict(self, drops: Mapping, videos: Mapping[str, VideoResult]) -> dict:
         """The QA verdict (egorec_ros.qa) for the row; a QA failure never costs the episode: the

@@ -57,7 +57,7 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         assert "episode_index 3" in rec.ctl("delete-last")
         listing = json.loads(rec.ctl("list", "--json"))
         assert listing["task"] == "t" and [e["episode_index"] for e in listing["episodes"]] == [2]
-        assert "episode_index 4" in rec.ctl("start")
+        assert rec.start().episode_index == 4
         assert rec.watch.wait(lambda s: s.episode_index == 4 and s.rows > 20)
         stopped = rec.ctl("stop")
         assert "episode_index 4" in stopped and "QA: " in stopped
