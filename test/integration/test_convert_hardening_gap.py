@@ -36,8 +36,11 @@ def test_days_without_a_master_frame_end_the_episode_with_a_note(tmp_path):
     assert validate_task(task) == []
     table = data_table(task)
     assert table.num_rows == 30
-    drops = json.loads(pq.read_table(next((task / "meta" / "episodes").rglob("*.parquet")))["drop_stats"][0].as_py())
+    row = pq.read_table(next((task / "meta" / "episodes").rglob("*.parquet")))
+    drops = json.loads(row["drop_stats"][0].as_py())
     assert drops["streams"]["ego.left"].get("repeated", 0) == 0
+    qa = json.loads(row["qa"][0].as_py())             # the verdict, computed at the conversion's commit
+    assert qa["verdict"] in ("ok", "warn", "redo") and f"  episode 1 QA: {qa['verdict']}" in done.stdout.splitlines()
     last_frame = START_NS + 29 * 33_333_333 + 1_000_000
     assert (f"  episode ended at bag time {last_frame / 1e9:.6f} s (+0.968 s): the master stream ego.left has no "
             f"frame for 3.0 days after it (next sample: ego.imu at bag time {later / 1e9:.6f} s (+259200.000 s)), "

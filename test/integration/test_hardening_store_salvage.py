@@ -75,6 +75,11 @@ def test_salvage_leaves_out_a_stream_without_frames(tmp_path: Path) -> None:
     assert drops["salvaged"]["kept_rows"] == 50
     assert drops["salvaged"]["video_frames"] == {"gripper_rgb": 50, "gripper_depth": 0}
     assert "gripper_depth" in drops["salvaged"]["left_out_videos"]
+    qa = episode.row["qa"]                          # judged at the salvage's commit too
+    assert qa["verdict"] == "warn", qa
+    assert any("recovered after an interrupted recording (kept 50 of" in r and "videos left out: gripper_depth" in r
+               for r in qa["reasons"]), qa["reasons"]
+    assert qa["figures"]["videos"].startswith("not checked")
     left_out = list((task / ".set_aside").glob("*-left-out/gripper_depth.mp4"))
     assert len(left_out) == 1                       # nothing is deleted
     stats = json.loads((task / "meta" / "stats.json").read_text())

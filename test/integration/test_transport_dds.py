@@ -190,7 +190,8 @@ def test_a_reply_waits_for_the_callers_reader():
     trigger = "egorec_ros/srv/Stop"
     request = STORE.serialize_cdr(STORE.types[f"{trigger}_Request"](), f"{trigger}_Request")
     reply = STORE.serialize_cdr(STORE.types[f"{trigger}_Response"](success=True, message="done", episode_index=3,
-                                                                     rows=90), f"{trigger}_Response")
+                                                                     rows=90, verdict="ok", reasons=[]),
+                                 f"{trigger}_Response")
     calls, replies = [], []
     with DdsTransport() as server, DdsTransport() as caller:
         service = server.serve("/t8/late_reader", trigger, lambda req: calls.append(req) or reply)

@@ -76,6 +76,7 @@ def test_sim_devices_to_recorder_over_dds(tmp_path, dds_env):
     finally:
         pub_out = stop(publisher)
     assert recorder.returncode == 0, recorder.stdout + recorder.stderr
+    assert recorder.stdout.count("\n    QA: ") == 3, recorder.stdout     # each episode's verdict in its summary
     assert "sent:" in pub_out, pub_out
     task_dir = tmp_path / "out" / RIG
     assert_clean(task_dir, env=dds_env)
