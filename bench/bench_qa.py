@@ -28,6 +28,7 @@ import numpy as np
 
 from egorec_ros.codecs.frame_stats import FrameSeries, frame_figures
 from egorec_ros.codecs.video import open_video_writer
+from egorec_ros.dataset.task import Task
 from egorec_ros.qa.episode import episode_verdict
 from egorec_ros.qa.thresholds import QaThresholds
 from egorec_ros.recorder.replay import record_samples
@@ -60,10 +61,11 @@ def commit_figures(seconds: float, size: str) -> None:
                                         rng.integers(0, 2**32, n, dtype=np.uint32), np.zeros(n, bool)))
                   for k, kind in (("gripper_rgb", "rgb"), ("gripper_2_rgb", "rgb"), ("stereo_left", "rgb"),
                                   ("stereo_right", "rgb"), ("stereo_depth", "depth"))}
+        feature_stats = Task(task).episodes[0].row["stats"]
         times = []
         for _ in range(5):
             t = time.perf_counter()
-            episode_verdict(result.data_path, rig.fps, result.drop_stats, frames, QaThresholds())
+            episode_verdict(result.data_path, rig.fps, result.drop_stats, frames, QaThresholds(), feature_stats)
             times.append(time.perf_counter() - t)
         print(f"  recomputed on the committed episode: best {min(times):.3f} s, median {sorted(times)[2]:.3f} s "
               f"(= {min(times) / result.commit_seconds:.2f} of the commit)")

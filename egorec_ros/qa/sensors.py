@@ -3,6 +3,8 @@
 gloves reading zero pressure throughout, force sensors saturated or flat, IMU gaps."""
 from __future__ import annotations
 
+from typing import Mapping
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -18,8 +20,7 @@ SILENCE_S = 1.0                  # status.<id> turns "disconnected" after this s
 
 def qa_columns(names: list[str]) -> list[str]:
     """The data columns the checks read (a small part of the episode's bytes: no images)."""
-    return [n for n in names if n.endswith((SLAM_SUFFIX, "_force")) or n.startswith("status.")
-            or n == "imu_ts_ns" or _is_glove(n)]
+    return [n for n in names if n.endswith((SLAM_SUFFIX, "_force")) or n.startswith("status.") or n == "imu_ts_ns"]
 
 
 def sensor_checks(table: pa.Table, fps: float, t: QaThresholds, findings: list[Finding]) -> dict:
@@ -34,13 +35,22 @@ def sensor_checks(table: pa.Table, fps: float, t: QaThresholds, findings: list[F
             figures[name] = _force(name, col, t, findings)
         elif name == "imu_ts_ns":
             figures[name] = _imu(col, t, findings)
-        elif _is_glove(name):
-            figures[name] = _glove(name, col, t, findings)
     return {k: v for k, v in figures.items() if v}
 
 
-def _is_glove(name: str) -> bool:
-    return name in ("observation.left_glove", "observation.right_glove")
+def glove_checks(feature_stats: Mapping[str, Mapping], rows: int, t: QaThresholds, findings: list[Finding]) -> dict:
+    """Gloves whose pressure is zero in every row, from the episode's own feature statistics
+    (max of every cell 0): the 256 values a row are never read back for this."""
+    figures = {}
+    for name in ("observation.left_glove", "observation.right_glove"):
+        block = feature_stats.get(name)
+        if not block or rows < t.glove_zero_rows:
+            continue
+        if int(block.get("count", 0)) and not np.any(block.get("max", [1])) and not np.any(block.get("min", [1])):
+            findings.append(Finding(WARN, "glove_zero", f"{name}: pressure all zero in all {rows} rows "
+                                                        "(sensor dead, or the hand never touched anything)"))
+            figures[name] = {"all_zero": True}
+    return figures
 
 
 def _flat(col: pa.ChunkedArray) -> np.ndarray:
@@ -71,7 +81,7 @@ def _slam(name: str, col: pa.ChunkedArray, fps: float, t: QaThresholds, findings
 
 
 def _silence(name: str, col: pa.ChunkedArray, fps: float, t: QaThresholds, findings: list[Finding]) -> dict:
-    down = np.asarray(col.to_pylist(), object) == "disconnected"
+    down = pc.equal(col, "disconnected").to_numpy(zero_copy_only=False).astype(bool)
     rows, at = longest_true(down)
     if not rows:
         return {}
@@ -84,15 +94,6 @@ def _silence(name: str, col: pa.ChunkedArray, fps: float, t: QaThresholds, findi
         findings.append(Finding(level, "silent", f"{device}: {what} for {silent_ms:.0f} ms (disconnected rows "
                                                  f"{at}..{at + rows - 1})"))
     return {"silent_ms": round(silent_ms, 1)}
-
-
-def _glove(name: str, col: pa.ChunkedArray, t: QaThresholds, findings: list[Finding]) -> dict:
-    values = _flat(col)
-    if len(col) >= t.glove_zero_rows and values.size and not np.any(values):
-        findings.append(Finding(WARN, "glove_zero", f"{name}: pressure all zero in all {len(col)} rows "
-                                                    "(sensor dead, or the hand never touched anything)"))
-        return {"all_zero": True}
-    return {}
 
 
 def _force(name: str, col: pa.ChunkedArray, t: QaThresholds, findings: list[Finding]) -> dict:

@@ -124,10 +124,11 @@ class EpisodeWriter:
             if substituted:
                 drops["substituted_frames"] = substituted
             qa_started = time.perf_counter()
-            qa = self._verdict(drops, videos)
+            feature_stats = sink.stats.to_json()
+            qa = self._verdict(drops, videos, feature_stats)
             qa_seconds = time.perf_counter() - qa_started
             write_episode_row(self.folder / EPISODE_ROW,
-                              self.manifest.episode_row(self.rows, sink.present, drops, sink.stats.to_json()) | {"qa": qa})
+                              self.manifest.episode_row(self.rows, sink.present, drops, feature_stats) | {"qa": qa})
             if commit:
                 with self._meta_lock:
                     commit_staged(self.paths, self.folder)
@@ -146,11 +147,11 @@ class EpisodeWriter:
                              {k: self.paths.video(n, k, e) for k, e in m.video_extensions.items()},
                              drops, elapsed, sink.schema_rewrites, qa=qa, qa_seconds=qa_seconds)
 
-    def _verdict(self, drops: Mapping, videos: Mapping[str, VideoResult]) -> dict:
+    def _verdict(self, drops: Mapping, videos: Mapping[str, VideoResult], feature_stats: Mapping) -> dict:
         """The QA verdict (egorec_ros.qa) for the row; a QA failure never costs the episode: the
         row then says why there is no verdict."""
         frames = {k: (v.kind, v.stats) for k, v in videos.items() if v.stats is not None}
-        return row_verdict(self.folder / DATA_FILE, self.decl.fps, self.decl.qa, drops, frames)
+        return row_verdict(self.folder / DATA_FILE, self.decl.fps, self.decl.qa, drops, frames, feature_stats)
 
     def abort(self) -> None:
         """Discard the episode on the user's request and free its number (§1.3)."""

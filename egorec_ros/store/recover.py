@@ -187,9 +187,10 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode, *, complete: bool = False)
         drops["salvaged"]["accounting_as_of_row"] = accounting.get("rows")
     if left_out:
         drops["salvaged"]["left_out_videos"] = left_out
-    qa = row_verdict(folder / DATA_FILE, manifest.declaration.fps, manifest.declaration.qa, drops, {})
-    write_episode_row(folder / EPISODE_ROW, manifest.episode_row(rows, table.column_names, drops,
-                                                                _table_stats(table, specs).to_json()) | {"qa": qa})
+    feature_stats = _table_stats(table, specs).to_json()
+    qa = row_verdict(folder / DATA_FILE, manifest.declaration.fps, manifest.declaration.qa, drops, {}, feature_stats)
+    write_episode_row(folder / EPISODE_ROW, manifest.episode_row(rows, table.column_names, drops, feature_stats)
+                      | {"qa": qa})
     commit_staged(paths, folder, rebuild_stats=True)
     if complete:
         return Action(staged.episode_index, "completed", rows, f"the episode was recorded to the end; committed "

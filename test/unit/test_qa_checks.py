@@ -8,6 +8,7 @@ import pytest
 from egorec_ros.codecs.frame_stats import FrameSeries, FrameStats, frame_figures
 from egorec_ros.qa.live import live_alarms
 from egorec_ros.qa.runs import longest_equal, longest_true
+from egorec_ros.qa.sensors import glove_checks
 from egorec_ros.qa.streams import stream_checks
 from egorec_ros.qa.thresholds import QaThresholds, thresholds_from
 from egorec_ros.qa.verdict import Finding, judge
@@ -116,3 +117,14 @@ def test_frame_figures_and_repeats():
     stats.add(other, None)           # a substituted frame keeps the previous figures
     s = stats.series()
     assert s.repeat.tolist() == [False, True, False, True] and s.hash[0] == s.hash[1] != s.hash[2] == s.hash[3]
+
+
+def test_glove_all_zero_from_the_episode_statistics():
+    zero = {"count": 90, "mean": [0.0] * 256, "std": [0.0] * 256, "min": [0.0] * 256, "max": [0.0] * 256}
+    touched = dict(zero, max=[0.0] * 255 + [12.5])
+    findings: list[Finding] = []
+    figures = glove_checks({"observation.left_glove": zero, "observation.right_glove": touched}, 90, T, findings)
+    assert [(f.level, f.check) for f in findings] == [("warn", "glove_zero")]
+    assert "observation.left_glove: pressure all zero in all 90 rows" in findings[0].reason
+    assert figures == {"observation.left_glove": {"all_zero": True}}
+    assert glove_checks({"observation.left_glove": zero}, 30, T, []) == {}     # too short to judge
