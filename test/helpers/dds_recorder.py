@@ -66,6 +66,18 @@ class Watch:
             time.sleep(0.05)
         return False
 
+    def first_array(self, pred: Callable, after: float, timeout: float = 5.0) -> float:
+        """Arrival time of the first /diagnostics array after ``after`` that satisfies ``pred`` (it is
+        published right after the status of the same second, so it may still be on its way)."""
+        end = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                hit = next((t for t, arr in self.diagnostics if t > after and pred(arr)), None)
+            if hit is not None or time.monotonic() > end:
+                assert hit is not None, "no /diagnostics array reported it"
+                return hit
+            time.sleep(0.05)
+
     def first_diagnostic(self, pred: Callable, after: float, timeout: float = 5.0) -> tuple[float, object] | None:
         """(arrival, DiagnosticStatus) of the first status entry after ``after`` satisfying ``pred``."""
         end = time.monotonic() + timeout

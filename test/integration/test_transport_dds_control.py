@@ -3,24 +3,19 @@ a marker topic, a publisher killed and restarted mid-episode, SIGTERM. Loopback 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from egorec_ros.dataset.task import Task
 from egorec_ros.messages.typestores import ros2_typestore
-from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, ERROR, OK
-from egorec_ros.live.node import STATUS
-from egorec_ros.transport.base import DEFAULT, RECORDER
+from egorec_ros.live.diagnostics import ERROR, OK
+from egorec_ros.transport.base import DEFAULT
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
 from helpers.cli import assert_clean, egorec_ok
+from helpers.dds_recorder import Watch, dds_env_for, egorec_bg, streams_fresh
 
 RIG, SIZE, NAME, MARKER = "uvc_pair", "320x240", "rec_t8", "/t8/marker"   # light: the machine may be shared
 STORE = ros2_typestore()
@@ -28,61 +23,14 @@ STORE = ros2_typestore()
 
 @pytest.fixture
 def dds_env(monkeypatch):
-    env = loopback_env(200 + os.getpid() % 30)
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    return dict(os.environ, PYTHONUNBUFFERED="1")
-
-
-def egorec_bg(args: list[str], env: dict, log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", *args], env=env,
-                            stdout=log.open("w"), stderr=subprocess.STDOUT)
+    env = dds_env_for(200)
+    for k in loopback_env(0):
+        monkeypatch.setenv(k, env[k])
+    return env
 
 
 def ctl(env: dict, *args: str) -> str:
     return egorec_ok("ctl", *args, "--name", NAME, env=env, timeout=120)
-
-
-class Watch:
-    """The latest status and diagnostics the recorder publishes."""
-
-    def __init__(self, transport: DdsTransport) -> None:
-        self.status = None
-        self.diagnostics: list[tuple[float, object]] = []
-        self._lock = threading.Lock()
-        transport.subscribe(f"/{NAME}/status", STATUS, RECORDER, self._on_status)
-        transport.subscribe("/diagnostics", DIAGNOSTIC_ARRAY, RECORDER, self._on_diag)
-
-    def _on_status(self, cdr, _t):
-        self.status = STORE.deserialize_cdr(cdr, STATUS)
-
-    def _on_diag(self, cdr, _t):
-        with self._lock:
-            self.diagnostics.append((time.monotonic(), STORE.deserialize_cdr(cdr, DIAGNOSTIC_ARRAY)))
-
-    def first_diagnostics(self, pred, after: float, timeout: float = 5.0) -> float:
-        """Arrival time of the first /diagnostics array after ``after`` that satisfies ``pred``
-        (it is published right after the status of the same second, so it may still be on its way)."""
-        end = time.monotonic() + timeout
-        while True:
-            with self._lock:
-                hit = next((t for t, arr in self.diagnostics if t > after and pred(arr)), None)
-            if hit is not None or time.monotonic() > end:
-                assert hit is not None, "no /diagnostics array reported it"
-                return hit
-            time.sleep(0.05)
-
-    def wait(self, pred, timeout=60.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if self.status is not None and pred(self.status):
-                return True
-            time.sleep(0.05)
-        return False
-
-
-def streams_fresh(status) -> bool:
-    return bool(status.streams) and all(0 <= s.last_sample_age_s < 0.5 for s in status.streams)
 
 
 def test_recorder_node_over_dds(tmp_path, dds_env):
@@ -92,7 +40,7 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
                           "--name", NAME, "--marker", MARKER], dds_env, tmp_path / "rec.log")
     try:
         with DdsTransport() as transport:
-            watch = Watch(transport)
+            watch = Watch(transport, NAME)
             assert watch.wait(streams_fresh), (tmp_path / "rec.log").read_text()
 
             # services: start / stop commits; start / abort frees the number; start reuses it
@@ -116,7 +64,7 @@ def test_recorder_node_over_dds(tmp_path, dds_env):
             killed = time.monotonic()
             publisher.wait()
             assert watch.wait(lambda s: all(x.last_sample_age_s > 0.5 for x in s.streams), timeout=10)
-            silent_at = watch.first_diagnostics(lambda arr: arr.status[1:-1] and all(d.level == ERROR for d in arr.status[1:-1]),
+            silent_at = watch.first_array(lambda arr: arr.status[1:-1] and all(d.level == ERROR for d in arr.status[1:-1]),
                                                 after=killed)   # [0] the recorder, [-1] the live QA alarms
             assert silent_at - killed <= 1.5, f"silence reported after {silent_at - killed:.2f} s"
             # ... and restarting it resumes the streams
