@@ -1,0 +1,40 @@
+"""A live recording that a test kills with SIGKILL: ``python killed_recorder.py TASK REPORT``.
+
+The real live path (simulated devices -> Recorder -> TaskWriter, encoders and row sink on
+their threads) records one endless episode of ``uvc_pair`` at 320x240. Every 10 ms the
+child overwrites REPORT with the number of rows built so far, so after the kill the test
+knows how many rows existed (to within the rows of the last 10 ms) and can compare with what
+`egorec recover --salvage` keeps.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+SIZE = (320, 240)
+RIG = "uvc_pair"
+
+
+def main(task: Path, report: Path) -> None:
+    from egorec_ros.recorder.session import Recorder
+    from egorec_ros.rig.load import load_rig
+    from egorec_ros.rig.resize import with_video_sizes
+    from egorec_ros.sim.flaws import CLEAN
+    from egorec_ros.sim.live import LiveRig
+    from egorec_ros.store import TaskWriter
+
+    rig = with_video_sizes(load_rig(RIG), SIZE)
+    fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    with TaskWriter(task) as writer:
+        recorder = Recorder(rig, writer)
+        with LiveRig(rig, recorder.on_sample, seed=7, flaws=CLEAN):
+            recorder.start_episode()
+            while True:
+                os.pwrite(fd, f"{recorder.status().rows:12d}\n".encode(), 0)
+                time.sleep(0.01)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
