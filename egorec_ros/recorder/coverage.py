@@ -15,25 +15,38 @@ from egorec_ros.assembly.assembler import AssemblyReport
 from egorec_ros.recorder.stamp_lag import StampLag
 
 
+def _s(ns: float) -> str:
+    return f"{round(ns / 1e9, 2) + 0.0:.2f}"   # + 0.0: no "-0.00"
+
+
 def coverage(report: AssemblyReport, fps: float, lags: Mapping[str, StampLag], done_ns: int | None,
-             video_streams: Mapping[str, str]) -> str:
-    """'rows cover 12.67 s of the 22.04 s from start to commit: first row 3.10 s after start
-    (first frame of d435.depth 3.05 s after start, d435.rgb 0.08 s), last row 0.03 s before the
-    stop, stop to commit 6.2 s (encoding backlog and commit)'. ``video_streams``: slot -> stream id."""
+             video_streams: Mapping[str, str], commit_seconds: float | None = None,
+             latency_ns: int | None = None) -> str:
+    """'rows cover 10.00 s of the 29.09 s from start to commit: first row 0.03 s after start (first
+    frame of head.rgb 0.00 s, head.depth 0.00 s after start); last row 0.00 s before the stop;
+    stop to commit 19.09 s (latency budget 0.15 s, encoders catching up 18.24 s, commit 0.70 s)'.
+    ``video_streams``: slot -> stream id; ``commit_seconds`` (the commit's own time) and
+    ``latency_ns`` (D), if known, split the time after the stop."""
     rows_s = report.rows / fps
     parts = []
     if report.t0 is not None:
         firsts = {sid: (lags[sid].first_stamp - report.start_ns) / 1e9 for slot, sid in video_streams.items()
                   if slot in report.video_keys and sid in lags}
-        waited = ", ".join(f"{sid} {s:.2f} s" for sid, s in sorted(firsts.items(), key=lambda kv: -kv[1]))
-        parts.append(f"first row {(report.t0 - report.start_ns) / 1e9:.2f} s after start"
+        waited = ", ".join(f"{sid} {_s(s * 1e9)} s" for sid, s in sorted(firsts.items(), key=lambda kv: -kv[1]))
+        parts.append(f"first row {_s(report.t0 - report.start_ns)} s after start"
                      + (f" (first frame of {waited} after start)" if waited else ""))
         last_tick = report.t0 + round((report.rows - 1) * 1e9 / fps) if report.rows else report.t0
-        parts.append(f"last row {(report.stop_ns - last_tick) / 1e9:.2f} s before the stop")
+        parts.append(f"last row {_s(max(0, report.stop_ns - last_tick))} s before the stop")
     if report.missing_streams:
         parts.append(f"left out (no frame in time for the start): {', '.join(report.missing_streams)}")
     whole = (done_ns if done_ns is not None else report.stop_ns) - report.start_ns
     if done_ns is not None:
-        parts.append(f"stop to commit {(done_ns - report.stop_ns) / 1e9:.2f} s (latency budget, encoding "
-                     "backlog and commit)")
-    return f"rows cover {rows_s:.2f} s of the {whole / 1e9:.2f} s from start to commit: " + "; ".join(parts)
+        after = done_ns - report.stop_ns
+        if commit_seconds is None or latency_ns is None:
+            why = "latency budget, encoders catching up, commit"
+        else:
+            commit = commit_seconds * 1e9
+            why = (f"latency budget {_s(latency_ns)} s, encoders catching up "
+                   f"{_s(max(0.0, after - latency_ns - commit))} s, commit {_s(commit)} s")
+        parts.append(f"stop to commit {_s(after)} s ({why})")
+    return f"rows cover {rows_s:.2f} s of the {_s(whole)} s from start to commit: " + "; ".join(parts)

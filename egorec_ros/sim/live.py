@@ -32,8 +32,9 @@ from egorec_ros.sim.plan import Plan, Sizes
 from egorec_ros.sim.schedule import Source, deliveries
 
 SLEEP_MIN_NS = 200_000
-BEHIND_NS = 100_000_000   # a sample due longer ago than this is dropped: a real driver drops frames it
-                          # cannot hand over, it does not queue them (well inside the 150 ms budget D)
+BEHIND_NS = 150_000_000   # a sample due longer ago than this is dropped: a real driver drops frames it
+                          # cannot hand over, it does not queue them (a V4L2 camera's 4 buffers hold 133 ms);
+                          # later than the default latency budget D (150 ms), no row could take it anyway
 
 
 class LiveRig:

@@ -254,12 +254,15 @@ def test_the_summary_says_where_an_episodes_time_went(tmp_path):
             recorder.close()
         last = recorder.last_episode
     slots = {s.slot: s.id for s in r.streams.values() if s.slot}
-    text = coverage(report, r.fps, last["stamp_lag"], last["done_ns"], slots)
+    text = coverage(report, r.fps, last["stamp_lag"], last["done_ns"], slots, result.commit_seconds,
+                    last["latency_ns"])
     numbers = re.match(r"rows cover ([\d.]+) s of the ([\d.]+) s from start to commit: first row ([\d.]+) s "
                        r"after start \(first frame of cam1\.rgb ([\d.]+) s, cam0\.rgb ([\d.]+) s after start\); "
-                       r"last row ([\d.-]+) s before the stop; stop to commit ([\d.]+) s", text)
+                       r"last row ([\d.]+) s before the stop; stop to commit ([\d.]+) s \(latency budget 0\.15 s, "
+                       r"encoders catching up ([\d.]+) s, commit ([\d.]+) s\)", text)
     assert numbers, text
-    rows_s, whole, first_row, cam1, cam0, before_stop, commit = map(float, numbers.groups())
+    rows_s, whole, first_row, cam1, cam0, before_stop, commit, drain, commit_only = map(float, numbers.groups())
+    assert commit == pytest.approx(0.15 + drain + commit_only, abs=0.02)
     assert rows_s == pytest.approx(15 / r.fps, abs=0.01) and result.rows == 15
     assert 0.8 <= cam1 <= 1.6 and cam0 < 0.2, "cam1 came ~1 s after start, cam0 at once"
     assert cam1 - 0.05 <= first_row <= cam1 + 0.2, "the first row waited for cam1"
