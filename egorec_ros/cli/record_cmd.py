@@ -256,9 +256,8 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
     if why == "aborted":
         print("    (the second Ctrl-C came when the episode was already being committed)", file=sys.stderr)
-    slots = {s.slot: s.id for s in recorder.rig.streams.values() if s.slot}
-    went = coverage(report, recorder.rig.fps, last.get("stamp_lag", {}), last.get("done_ns"), slots,
-                    result.commit_seconds, last.get("latency_ns"))
+    went = coverage(report, recorder.rig, last.get("stamp_lag", {}), last.get("done_ns"), result.commit_seconds,
+                    last.get("latency_ns"))
     print(f"    {went}")
     for sid in drops:
         print(f"    {sid}: {judged(report.streams[sid])}")

@@ -13,21 +13,23 @@ from collections.abc import Mapping
 
 from egorec_ros.assembly.assembler import AssemblyReport
 from egorec_ros.recorder.stamp_lag import StampLag
+from egorec_ros.rig.kinds import StreamKind
+from egorec_ros.rig.model import Rig
 
 
 def _s(ns: float) -> str:
     return f"{round(ns / 1e9, 2) + 0.0:.2f}"   # + 0.0: no "-0.00"
 
 
-def coverage(report: AssemblyReport, fps: float, lags: Mapping[str, StampLag], done_ns: int | None,
-             video_streams: Mapping[str, str], commit_seconds: float | None = None,
-             latency_ns: int | None = None) -> str:
+def coverage(report: AssemblyReport, rig: Rig, lags: Mapping[str, StampLag], done_ns: int | None,
+             commit_seconds: float | None = None, latency_ns: int | None = None) -> str:
     """'rows cover 10.00 s of the 29.09 s from start to commit: first row 0.03 s after start (first
     frame of head.rgb 0.00 s, head.depth 0.00 s after start); last row 0.00 s before the stop;
     stop to commit 19.09 s (latency budget 0.15 s, encoders catching up 18.24 s, commit 0.70 s)'.
-    ``video_streams``: slot -> stream id; ``commit_seconds`` (the commit's own time) and
+    ``commit_seconds`` (the commit's own time) and
     ``latency_ns`` (D), if known, split the time after the stop."""
-    rows_s = report.rows / fps
+    rows_s = report.rows / rig.fps
+    video_streams = {s.slot: s.id for s in rig.streams.values() if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH)}
     parts = []
     if report.t0 is not None:
         firsts = {sid: (lags[sid].first_stamp - report.start_ns) / 1e9 for slot, sid in video_streams.items()
@@ -35,7 +37,7 @@ def coverage(report: AssemblyReport, fps: float, lags: Mapping[str, StampLag], d
         waited = ", ".join(f"{sid} {_s(s * 1e9)} s" for sid, s in sorted(firsts.items(), key=lambda kv: -kv[1]))
         parts.append(f"first row {_s(report.t0 - report.start_ns)} s after start"
                      + (f" (first frame of {waited} after start)" if waited else ""))
-        last_tick = report.t0 + round((report.rows - 1) * 1e9 / fps) if report.rows else report.t0
+        last_tick = report.t0 + round((report.rows - 1) * 1e9 / rig.fps) if report.rows else report.t0
         parts.append(f"last row {_s(max(0, report.stop_ns - last_tick))} s before the stop")
     if report.missing_streams:
         parts.append(f"left out (no frame in time for the start): {', '.join(report.missing_streams)}")

@@ -253,9 +253,7 @@ def test_the_summary_says_where_an_episodes_time_went(tmp_path):
         finally:
             recorder.close()
         last = recorder.last_episode
-    slots = {s.slot: s.id for s in r.streams.values() if s.slot}
-    text = coverage(report, r.fps, last["stamp_lag"], last["done_ns"], slots, result.commit_seconds,
-                    last["latency_ns"])
+    text = coverage(report, r, last["stamp_lag"], last["done_ns"], result.commit_seconds, last["latency_ns"])
     numbers = re.match(r"rows cover ([\d.]+) s of the ([\d.]+) s from start to commit: first row ([\d.]+) s "
                        r"after start \(first frame of cam1\.rgb ([\d.]+) s, cam0\.rgb ([\d.]+) s after start\); "
                        r"last row ([\d.]+) s before the stop; stop to commit ([\d.]+) s \(latency budget 0\.15 s, "
