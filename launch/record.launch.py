@@ -24,7 +24,8 @@ ARGS = {
     "task": ("", "task folder under out (default: the rig name)"),
     "out": (os.path.expanduser("~/egorec_data"), "dataset root"),
     "codec": ("h264", "RGB video codec: h264, hevc or av1"),
-    "size": ("", "WxH: record every video stream at this size"),
+    "size": ("", "WxH: record every video stream at this size (with sim:=true and no size: the largest of "
+                 "640x480, 480x360, 320x240 this machine simulates and encodes in real time, as `egorec demo`)"),
     "sim": ("false", "true: start simulated devices for the rig"),
     "marker": ("", "marker topic (std_msgs/String start/stop) that starts and stops episodes"),
     "params_file": ("", "a parameters YAML for the recorder (see share/egorec_ros/config/recorder.yaml)"),
@@ -46,17 +47,35 @@ def _realsense_args(rig):
     return json.loads(out.stdout)
 
 
+def _sim_size(rig, codec):
+    """The size simulated devices of ``rig`` are recorded at when ``size:=`` is not given (see
+    egorec_ros.cli.sim_size), and why larger ones were stepped down from; on the venv's python."""
+    python = shutil.which("python3") or "python3"
+    out = subprocess.run([python, "-m", "egorec_ros.cli.sim_size", rig, "--codec", codec],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"rig {rig}: {out.stderr.strip() or out.stdout.strip()} (is the egorec venv active? "
+                           "see README 'With ROS 2')")
+    return out.stdout.strip(), [line for line in out.stderr.splitlines() if line.strip()]
+
+
 def _nodes(context):
     value = {name: context.launch_configurations[name] for name in ARGS}
+    sim = value["sim"].lower() in ("true", "1", "yes")
+    said = []
+    if sim and not value["size"].strip():
+        value["size"], why = _sim_size(value["rig"], value["codec"])
+        said = [LogInfo(msg=line) for line in why] + [LogInfo(msg=f"simulated devices at {value['size']} "
+                                                                  "(size:=WxH chooses another)")]
     params = [{"rig": value["rig"], "task": value["task"], "out": value["out"], "codec": value["codec"],
                "size": value["size"], "marker": value["marker"]}]
     if value["params_file"]:
         params.insert(0, value["params_file"])
     # Ctrl-C commits the running episode, which takes a while for a big rig on a busy PC: SIGTERM
     # (after sigterm_timeout) only asks the same, SIGKILL (after sigkill_timeout more) would lose it.
-    actions = [Node(package="egorec_ros", executable="recorder", name="egorec_recorder", output="screen",
-                    parameters=params, sigterm_timeout="30", sigkill_timeout="120")]
-    if value["sim"].lower() in ("true", "1", "yes"):
+    actions = said + [Node(package="egorec_ros", executable="recorder", name="egorec_recorder", output="screen",
+                           parameters=params, sigterm_timeout="30", sigkill_timeout="120")]
+    if sim:
         actions.append(Node(package="egorec_ros", executable="sim_devices", name="egorec_sim_devices",
                             output="screen", parameters=[{"rig": value["rig"], "size": value["size"]}]))
         return actions

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from egorec_ros.cli import inspect_cmd, options, record_cmd, validate_cmd
+from egorec_ros.cli import inspect_cmd, options, record_cmd, sim_size, validate_cmd
 
 TASK = "demo_appendix_b"
-SIZES = ("640x480", "480x360", "320x240")   # the demo records at the first one this machine encodes in real time
+SIZES = sim_size.SIZES   # the demo records at the first one this machine encodes (and simulates) in real time
 
 
 def add_parser(sub) -> None:
@@ -34,17 +34,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def demo_record_args(args: argparse.Namespace) -> argparse.Namespace:
-    """`egorec record` arguments of the demo, at the largest of ``SIZES`` whose encoding this
-    machine keeps up with: a demo full of repeated frames would show the machine, not the tool."""
-    for size in SIZES:
-        record_args = options.parse_subcommand(record_cmd, [
+    """`egorec record` arguments of the demo, at the largest of ``SIZES`` whose encoding (and
+    simulation) this machine keeps up with: a demo full of repeated frames would show the
+    machine, not the tool."""
+    def record_args(size: str) -> argparse.Namespace:
+        return options.parse_subcommand(record_cmd, [
             "--rig", "appendix_b", "--sim", "--episodes", str(args.episodes), "--seconds", str(args.seconds),
             "--out", args.out, "--task", TASK, "--size", size, "--depth", "mkv"])
-        plan = record_cmd.plan_for(options.rig_from(record_args), record_args)
-        if not plan.overloaded:
-            break
-        if size != SIZES[-1]:
-            print(f"egorec demo: this machine's encoders cannot keep up with Appendix B at {size} "
-                  f"(they need {plan.load:.2f}x the machine); the demo records smaller "
-                  f"(`egorec record --rig appendix_b --sim --size {size}` records that size anyway)")
-    return record_args
+    chosen, refused = sim_size.largest_fitting(record_args)
+    for size, load in refused:
+        print(f"egorec demo: this machine's encoders cannot keep up with Appendix B at {size} "
+              f"(they need {load:.2f}x the machine); the demo records smaller "
+              f"(`egorec record --rig appendix_b --sim --size {size}` records that size anyway)")
+    return chosen

@@ -74,8 +74,11 @@ def _record(args, ctrl: Interrupts) -> int:
     task_dir = Path(args.out) / (args.task or rig.name)
     rows = max(1, round(args.seconds * rig.fps))
     plan = plan_for(rig, args)
-    print(f"encoders: {plan.notes[0] if plan.notes else 'no video'}; they need {plan.load:.2f}x this machine",
-          file=sys.stderr)
+    sim_share = plan.per_stream.get(SIMULATOR, 0.0)
+    print(f"encoders: {plan.notes[0] if plan.notes else 'no video'}; they need {plan.load - sim_share:.2f}x "
+          "this machine", file=sys.stderr)
+    if SIMULATOR in plan.per_stream:
+        print(f"{plan.notes[-1]}; with the encoders {plan.load:.2f}x", file=sys.stderr)
     if plan.overloaded:
         print(f"WARNING: {advice(plan)}", file=sys.stderr)
     if ctrl.count:
@@ -118,11 +121,32 @@ def _record(args, ctrl: Interrupts) -> int:
 
 
 def plan_for(rig: Rig, args) -> EncodingPlan:
-    """What the rig's encoders need of this machine with the codec and depth container asked for."""
+    """What the rig's encoders need of this machine with the codec and depth container asked for;
+    with ``--sim`` (or ``sim=True``) also what rendering the simulated devices costs, as they
+    share the machine (in this process or beside it)."""
     from egorec_ros.codecs.capacity import StreamNeed, plan_encoding
 
-    return plan_encoding([StreamNeed(v.key, v.kind, v.width, v.height, v.fps or rig.fps) for v in rig.videos],
+    plan = plan_encoding([StreamNeed(v.key, v.kind, v.width, v.height, v.fps or rig.fps) for v in rig.videos],
                          options.codec_from(args), args.depth)
+    return with_simulator(plan, rig) if getattr(args, "sim", False) else plan
+
+
+def with_simulator(plan: EncodingPlan, rig: Rig) -> EncodingPlan:
+    """``plan`` with the simulated devices' rendering counted in its load."""
+    import dataclasses
+
+    from egorec_ros.sim.cost import machine_share, render_seconds_per_second
+
+    per_second = render_seconds_per_second(rig)
+    share = machine_share(sum(per_second.values()))
+    worst = max(per_second, key=per_second.__getitem__) if per_second else "-"
+    note = (f"simulated devices: rendering takes ~{100 * sum(per_second.values()):.0f} % of a core "
+            f"({share:.2f}x the machine; most: {worst})")
+    return dataclasses.replace(plan, load=plan.load + share, per_stream={**plan.per_stream, SIMULATOR: share},
+                               notes=plan.notes + (note,))
+
+
+SIMULATOR = "simulated devices"   # the plan's per_stream key for what the simulator costs
 
 
 def _pause(seconds: float, ctrl: Interrupts) -> None:
@@ -138,9 +162,13 @@ def _source(rig, recorder: Recorder, args, ctrl: Interrupts) -> Iterator[None]:
     from egorec_ros.sim.live import LiveRig
 
     if args.sim:
-        with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT):
+        from egorec_ros.cli.sim_devices_cmd import behind_line
+
+        with LiveRig(rig, recorder.on_sample, seed=args.seed, flaws=CLEAN if args.clean else DEFAULT) as sim:
             _pause(0.5, ctrl)  # let every device deliver once before the first episode
             yield
+        if sim.behind:
+            print(f"simulated devices {behind_line(dict(sim.behind))}", file=sys.stderr)
         return
     from egorec_ros.live.dds_source import dds_input, wait_for_streams
     with dds_input(rig, recorder, bag=args.bag) as live:
@@ -203,6 +231,7 @@ def _record_one(recorder: Recorder, n: int, rows: int, args, ctrl: Interrupts, g
 def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
     from egorec_ros.assembly.counts import judged, problems
     from egorec_ros.qa.verdict import summary_lines
+    from egorec_ros.recorder.coverage import coverage
     from egorec_ros.recorder.no_rows import no_rows_reason
     from egorec_ros.recorder.overload import episode_warnings
 
@@ -217,7 +246,8 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
               file=sys.stderr)
         return why
     if result is None:
-        print(f"episode {n + 1}: no row was built ({no_rows_reason(recorder.rig, report.streams)}); nothing written")
+        reason = no_rows_reason(recorder.rig, report.streams, last.get("stamp_lag"), last.get("latency_ns", 0))
+        print(f"episode {n + 1}: no row was built ({reason}); nothing written")
         return "failed"
     drops = {sid: p for sid, c in report.streams.items() if (p := problems(c))}
     print(f"episode {result.number.index}: {result.rows} rows, committed in {result.commit_seconds:.2f} s"
@@ -226,6 +256,9 @@ def _summarise(recorder: Recorder, n: int, why: str, bag: str | None) -> str:
           + (f"; left out (silent): {', '.join(report.missing_streams)}" if report.missing_streams else ""))
     if why == "aborted":
         print("    (the second Ctrl-C came when the episode was already being committed)", file=sys.stderr)
+    went = coverage(report, recorder.rig, last.get("stamp_lag", {}), last.get("done_ns"), result.commit_seconds,
+                    last.get("latency_ns"))
+    print(f"    {went}")
     for sid in drops:
         print(f"    {sid}: {judged(report.streams[sid])}")
     for line in summary_lines(result.qa):

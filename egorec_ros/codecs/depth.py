@@ -132,7 +132,7 @@ def hevc12_available() -> bool:
 def hevc_depth_settings(threads: int = 2) -> EncoderSettings:
     """x265 as measured in the module docstring; no B-frames, as RGB video."""
     params = (f"log-level=error:qp={QP}:bframes=0:psy-rd=0:psy-rdoq=0:ctu=16:max-tu-size=4:range=full"
-              f":pools={threads}:frame-threads=1")
+              f":pools={threads}:frame-threads=1:rc-lookahead=5")   # delay 13 -> 8 frames (video.py)
     return EncoderSettings("libx265", "gray12le", {"g": str(GOP), "preset": "superfast", "x265-params": params},
                            threads, codec_tag="hvc1", color={"color_range": AVCOL_RANGE_JPEG})
 

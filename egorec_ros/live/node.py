@@ -90,6 +90,7 @@ class RecorderNode:
         self.live = LiveInput(rig, transport, self.recorder, source="live",
                               qos=RECORDER if config.qos is None else config.qos)
         self.episode_index = 0
+        self.no_rows = ""   # why the last stopped episode built no row
         self._closed = False
         self._prefix = "/" + config.name.strip("/")
         self._handles = [
@@ -145,12 +146,15 @@ class RecorderNode:
             return self.episode_index
 
     def stop(self) -> tuple[int, int]:
-        """Commit the running episode; (number, rows), number 0 when no row was built.
-        Its QA verdict is ``self.last`` afterwards."""
+        """Commit the running episode; (number, rows), number 0 when no row was built (``no_rows``
+        then says why, for the stop service's reply). Its QA verdict is ``self.last`` afterwards."""
         with self._lock:
             result, report = self.recorder.stop_episode()
             if result is None:
-                self.log(f"stopped: no row was built ({no_rows_reason(self.rig, report.streams)}); nothing written")
+                last = self.recorder.last_episode
+                self.no_rows = no_rows_reason(self.rig, report.streams, last.get("stamp_lag"),
+                                              last.get("latency_ns", 0))
+                self.log(f"stopped: no row was built ({self.no_rows}); nothing written")
                 return 0, 0
             verdict, reasons = from_row(result.qa)
             self.last = (self.task, result.number.index, verdict, reasons)
@@ -228,7 +232,8 @@ class RecorderNode:
                 text = f"episode {index} discarded; its number is free" if index else "episode discarded"
             else:
                 index, rows = self.stop()
-                text = f"episode {index}: {rows} rows committed" if index else "no row was built; nothing written"
+                text = (f"episode {index}: {rows} rows committed" if index
+                        else f"no row was built ({self.no_rows}); nothing written")
             _task, last, verdict, reasons = self.last
             if abort or last != index:
                 verdict, reasons = "", []

@@ -68,6 +68,12 @@ class SimPublisher:
         """Worst delivery behind the simulated schedule (a busy machine makes stamps lag behind now)."""
         return self._live.max_lag_ns
 
+    @property
+    def behind(self) -> dict[str, int]:
+        """Samples not published, per stream, because the machine could not render them in time
+        (dropped and counted, as a real driver drops frames, rather than published late)."""
+        return dict(self._live.behind)
+
     def __enter__(self) -> SimPublisher:
         self.start()
         return self

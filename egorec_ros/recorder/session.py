@@ -22,6 +22,8 @@ from egorec_ros.assembly.sample import Sample
 from egorec_ros.recorder.disk import free_bytes
 from egorec_ros.recorder.episode_output import EpisodeOutput
 from egorec_ros.recorder.overload import live_warning
+from egorec_ros.recorder.no_rows import no_rows_reason
+from egorec_ros.recorder.stamp_lag import StampLag, describe, track
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import EpisodeResult, TaskWriter
@@ -56,6 +58,8 @@ class _Episode:
     report: AssemblyReport | None = None
     error: BaseException | None = None
     progress: tuple = ()             # (signature, monotonic time it last changed)
+    stamp_lag: dict[str, StampLag] = field(default_factory=dict)   # arrival - stamp per stream
+    done_ns: int | None = None       # host clock when it was committed or discarded
 
     @property
     def stage(self) -> str:
@@ -208,7 +212,9 @@ class Recorder:
             return {}
         writer = episode.output.episode
         return {"stage": episode.stage, "peak_backlog": dict(episode.peak_backlog), "aborted": episode.aborted,
-                "number": self._number(episode), "folder": writer.folder if writer is not None else None}
+                "number": self._number(episode), "folder": writer.folder if writer is not None else None,
+                "stamp_lag": dict(episode.stamp_lag), "latency_ns": episode.assembler.latency_ns,
+                "done_ns": episode.done_ns}
 
     def stop_episode(self, timeout_s: float | None = None) -> tuple[EpisodeResult | None, AssemblyReport]:
         """Ends the episode at the current time; returns once it is committed. It waits as
@@ -308,13 +314,15 @@ class Recorder:
                     self._idle += len(batch) - i
                     break
                 assembler.push(sample)
+                if sample.arrival_ns >= assembler.start_ns:   # the assembler ignores earlier ones too
+                    track(episode.stamp_lag, sample.stream, sample.arrival_ns, sample.stamp_ns)
             if stop is None or now <= stop + assembler.horizon_ns:
                 assembler.advance(now)
                 self._stop_at(episode, now)
                 self._track_backlog(episode)
                 return
             episode.report = assembler.finish(stop, now)
-            lost = self._lost_video(episode.report)
+            lost = self._lost_video(episode)
             if lost and not self.allow_missing_video:
                 episode.error = MissingVideoError(
                     f"episode {self._number(episode)} discarded (number recycled): {lost}; an episode without it is "
@@ -356,16 +364,24 @@ class Recorder:
                     episode.stop_ns, episode.max_rows = now, None
         return episode.stop_ns
 
-    def _lost_video(self, report: AssemblyReport) -> str:
-        """What makes the episode not a recording of the rig: no video, or no master stream."""
+    def _lost_video(self, episode: _Episode) -> str:
+        """What makes the episode not a recording of the rig: no video, or no master stream.
+        A stream that did send, but whose stamps lagged too far behind, is not called silent."""
+        report = episode.report
         slots = {s.slot: s.id for s in self.rig.streams.values() if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH)}
-        if not slots or report.rows == 0:
+        if not slots or report is None or report.rows == 0:
             return ""
+        latency = episode.assembler.latency_ns
         if not report.video_keys:
+            if any(report.streams.get(sid, {}).get("received") for sid in report.missing_streams):
+                return "no video stream usable: " + no_rows_reason(self.rig, report.streams, episode.stamp_lag, latency)
             return f"no video stream delivered (silent: {', '.join(report.missing_streams)})"
         master = self.rig.master_slot
         if master is not None and master not in report.video_keys:
-            return f"the master stream {slots.get(master, master)} delivered no frame"
+            sid = slots.get(master, master)
+            lag = episode.stamp_lag.get(sid)
+            behind = describe(sid, lag, latency) if lag is not None else ""
+            return f"the master stream {sid} delivered no frame" + (f" in time ({behind})" if behind else "")
         return ""
 
     def _track_backlog(self, episode: _Episode) -> None:
@@ -394,6 +410,7 @@ class Recorder:
         self._finish(episode)
 
     def _finish(self, episode: _Episode) -> None:
+        episode.done_ns = self.clock()
         with self._lock:
             self._episode = None
         episode.done.set()

@@ -7,6 +7,12 @@ run and ``simulate`` with the same seed carry identical payloads and identical
 stamps relative to their start (``stamp_ns - start_ns``, the same for arrival and
 raw stamps). ``arrival_ns`` is the scheduled arrival; a busy machine may deliver
 later, which ``max_lag_ns`` reports.
+
+When the machine cannot render in time, a device behaves like a real one: a sample
+due more than ``BEHIND_NS`` ago is dropped, unrendered, and counted (``behind``), so
+what is delivered was captured about now. Keeping the schedule instead published a
+growing backlog whose stamps lagged seconds behind the recorder's clock: every
+sample fell outside its row's deadline and episodes ended with no row (issue 24).
 """
 from __future__ import annotations
 
@@ -21,11 +27,14 @@ from egorec_ros.assembly.sample import Sample
 from egorec_ros.rig.model import Rig
 from egorec_ros.sim.devices import rig_sources
 from egorec_ros.sim.flaws import DEFAULT, FlawsChoice
-from egorec_ros.sim.merge import source_samples
+from egorec_ros.sim.merge import merge_ticks
 from egorec_ros.sim.plan import Plan, Sizes
-from egorec_ros.sim.schedule import Source
+from egorec_ros.sim.schedule import Source, deliveries
 
 SLEEP_MIN_NS = 200_000
+BEHIND_NS = 150_000_000   # a sample due longer ago than this is dropped: a real driver drops frames it
+                          # cannot hand over, it does not queue them (a V4L2 camera's 4 buffers hold 133 ms);
+                          # later than the default latency budget D (150 ms), no row could take it anyway
 
 
 class LiveRig:
@@ -50,6 +59,7 @@ class LiveRig:
         self.start_ns = 0                   # host-clock instant of the run start (stamp base)
         self.delivered: Counter[str] = Counter()
         self.max_lag_ns = 0                 # worst delivery behind the scheduled arrival
+        self.behind: Counter[str] = Counter()   # samples dropped because they were due BEHIND_NS ago
 
     def start(self) -> int:
         """Start the device threads; returns the host-clock start instant."""
@@ -86,14 +96,21 @@ class LiveRig:
 
     def _run(self, sources: list[Source]) -> None:
         try:
-            for sample in source_samples(sources, seed=self._seed, start_ns=self.start_ns, seconds=self._seconds):
-                due = self._mono0 + (sample.arrival_ns - self.start_ns)
+            ticks = merge_ticks(deliveries(s, seed=self._seed, start_ns=self.start_ns, seconds=self._seconds)
+                                for s in sources)
+            for tick in ticks:
+                due = self._mono0 + (tick.arrival_ns - self.start_ns)
                 ahead = due - time.monotonic_ns()
                 # sleeping hands the GIL over, and getting it back can take a switch interval
                 # (5 ms); when the sample is due anyway, deliver without sleeping
                 if (ahead > SLEEP_MIN_NS and self._stop.wait(ahead / 1e9)) or self._stop.is_set():
                     return
                 lag = time.monotonic_ns() - due
+                if lag > BEHIND_NS:
+                    with self._lock:
+                        self.behind[tick.stream] += 1
+                    continue
+                sample = tick.sample()
                 self._on_sample(sample)
                 with self._lock:
                     self.delivered[sample.stream] += 1

@@ -22,8 +22,11 @@ from egorec_ros.store.row_sink import DATA_FILE, RowSink
 from egorec_ros.store.staging import EPISODE_ROW, Manifest
 from egorec_ros.store.videos import EpisodeVideos, VideoResult
 
-FLUSH_ROWS = 60                 # a row group every 2 s at 30 fps: the most a crash can cost
+FLUSH_ROWS = 60                 # a parquet row group every 2 s at 30 fps ...
 FLUSH_BYTES = 64 * 1024 * 1024  # ... or sooner when rows are big (force matrices)
+JOURNAL_SECONDS = 0.2           # rows reach the crash journal this often: with the videos' fragments
+                                # cut at every frame, what a kill -9 can cost (issue 24: 0.5-1 s was
+                                # lost with the journal at the row group and fragments at keyframes)
 
 
 class EmptyEpisodeError(RuntimeError):
@@ -52,13 +55,17 @@ class EpisodeWriter:
         self.decl = manifest.declaration
         self._specs = {c.name: c for c in self.decl.columns}
         self._videos = videos
-        self._sink = RowSink(folder, self.decl.columns, journal=journal)
+        self._sink = RowSink(folder, self.decl.columns, journal=journal, group_rows=FLUSH_ROWS,
+                             group_bytes=FLUSH_BYTES)
+        # rows handed to the sink at a time: journaled ones a fifth of a second's worth, else a row group's
+        self._flush_rows = max(1, int(self.decl.fps * JOURNAL_SECONDS)) if journal else FLUSH_ROWS
         self._buffer = RowBuffer(self.decl.columns)
         self._on_close = on_close
         self._meta_lock = meta_lock or threading.RLock()
         self._trajectories = [c.name for c in self.decl.columns if c.layout is Layout.LIST and c.width]
         self._stamped: dict[str, bool] = {}   # trajectory -> whether its points come with host stamps
         self.rows = 0
+        self._accounted = 0   # rows as of the last accounting checkpoint
         self._closed = False
         # per-stream drop accounting so far (drop_stats shape), checkpointed with every row group
         self.accounting: Callable[[], Mapping] | None = None
@@ -99,7 +106,7 @@ class EpisodeWriter:
         self._videos.submit(frames)
         self._buffer.append(full)
         self.rows += 1
-        if self._buffer.rows >= FLUSH_ROWS or self._buffer.nbytes >= FLUSH_BYTES:
+        if self._buffer.rows >= self._flush_rows or self._buffer.nbytes >= FLUSH_BYTES:
             self._flush()
 
     def end(self, drop_stats: Mapping | None = None, *, commit: bool = True) -> EpisodeResult:
@@ -113,7 +120,7 @@ class EpisodeWriter:
             raise EmptyEpisodeError(f"episode {self.index} has no rows; nothing was written and its number is recycled")
         self._closed = True
         try:
-            self._flush()
+            self._flush(final=True)
             sink = self._sink.finish()
             if sink.rows != self.rows:
                 raise RuntimeError(f"row sink wrote {sink.rows} rows, expected {self.rows}")
@@ -177,9 +184,14 @@ class EpisodeWriter:
                                    f"{name}_ns stamps, earlier rows {'without' if stamped else 'with'}; give 0 "
                                    "for a point whose host stamp is unknown (§8.1.3)")
 
-    def _flush(self) -> None:
+    def _flush(self, final: bool = False) -> None:
         if self._buffer.rows:
-            self._sink.put(self._buffer, self.accounting() if self.accounting else None)
+            # the drop accounting beside the journal (two fsyncs) once a row group's worth of rows,
+            # not with every journaled buffer
+            due = self.accounting is not None and (final or self.rows - self._accounted >= FLUSH_ROWS)
+            self._sink.put(self._buffer, self.accounting() if due and self.accounting else None)
+            if due:
+                self._accounted = self.rows
             self._buffer = RowBuffer(self.decl.columns)
 
     def _check_open(self) -> None:

@@ -72,8 +72,12 @@ class SinkResult:
 
 
 class RowSink:
-    def __init__(self, folder: Path, columns: Sequence[ColumnSpec], *, journal: bool = True) -> None:
-        """``journal=False``: no crash journal, for rows that can be rebuilt from their source."""
+    def __init__(self, folder: Path, columns: Sequence[ColumnSpec], *, journal: bool = True,
+                 group_rows: int = 60, group_bytes: int = 64 * 1024 * 1024) -> None:
+        """``journal=False``: no crash journal, for rows that can be rebuilt from their source.
+        Every buffer put is journaled at once (what a crash keeps); parquet row groups collect
+        buffers up to ``group_rows`` rows or ``group_bytes`` (RowBuffer.nbytes), so a journal
+        kept a fraction of a second behind the rows does not make the data file's groups small."""
         self.folder = Path(folder)
         self.columns = tuple(columns)
         self.path = self.folder / DATA_FILE
@@ -84,6 +88,10 @@ class RowSink:
         self._present: list[ColumnSpec] = []
         self._writer: pq.ParquetWriter | None = None
         self._journal = Journal(self.folder) if journal else None
+        self._group_limits = (group_rows, group_bytes)
+        self._group: list[pa.Table] = []          # journaled tables waiting to become one row group
+        self._group_present: list[ColumnSpec] = []
+        self._group_rows = self._group_bytes = 0
         self._queue: queue.Queue[tuple[RowBuffer, Mapping | None] | None] = queue.Queue(maxsize=MAX_PENDING_BUFFERS)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"rows:{self.folder.name}", daemon=True)
@@ -121,6 +129,7 @@ class RowSink:
                 self._write(buffer)
                 if accounting is not None:
                     atomic.write_json(self.folder / ACCOUNTING, {"rows": self.rows, **accounting}, indent=None)
+            self._write_group()
             if self._writer is not None:
                 self._writer.close()
         except BaseException as exc:  # surfaced on the caller's next put/finish
@@ -138,14 +147,30 @@ class RowSink:
                                      schema=_schema(present))
         if self._journal is not None:
             self._journal.write(table)
+        self.rows += table.num_rows
+        if self._group and len(present) != len(self._group_present):
+            self._write_group()      # a new column: the tables before it are one group
+        self._group.append(table)
+        self._group_present = present
+        self._group_rows += table.num_rows
+        self._group_bytes += buffer.nbytes
+        if self._group_rows >= self._group_limits[0] or self._group_bytes >= self._group_limits[1]:
+            self._write_group()
+        self._accumulate(buffer, present)
+
+    def _write_group(self) -> None:
+        """The collected tables as one parquet row group."""
+        if not self._group:
+            return
+        present = self._group_present
+        table = self._group[0] if len(self._group) == 1 else pa.concat_tables(self._group)
+        self._group, self._group_rows, self._group_bytes = [], 0, 0
         writer = self._writer
         if writer is None:
             writer = self._open(present)
         elif len(present) != len(self._present):
             writer = self._extend(writer, present)
         writer.write_table(matrices_by_row(table, present), row_group_size=table.num_rows)
-        self.rows += table.num_rows
-        self._accumulate(buffer, present)
 
     def _open(self, present: list[ColumnSpec]) -> pq.ParquetWriter:
         self._present = present

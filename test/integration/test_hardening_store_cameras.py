@@ -67,6 +67,9 @@ def test_record_at_another_size_is_refused_by_the_cli(tmp_path: Path) -> None:
             "--task", "t", "--clean"]
     first = egorec(*args, "--size", "320x240")
     assert first.returncode == 0, first.stdout + first.stderr
+    # issue 24: the summary says where the episode's time went; the capacity check counts the simulator
+    assert "rows cover 1.00 s of the " in first.stdout and "first frame of cam" in first.stdout, first.stdout
+    assert "simulated devices: rendering takes" in first.stderr
     second = egorec(*args, "--size", "160x120")
     assert second.returncode == 1, second.stdout + second.stderr
     assert second.stderr.splitlines()[-1].startswith("egorec: ") and "is 320x240 in this task but 160x120 in this episode" in second.stderr

@@ -21,7 +21,9 @@ import json, os, sys, time
 sys.path.insert(0, sys.argv[2])
 from helpers.store import Tiny, tiny_declaration
 from egorec_ros.store import TaskWriter
+from egorec_ros.store import episode_writer
 tiny = Tiny(tiny_declaration())
+episode_writer.JOURNAL_SECONDS = episode_writer.FLUSH_ROWS / tiny.decl.fps   # journaled a row group at a time
 episode = TaskWriter(sys.argv[1]).begin(tiny.decl)
 # what the assembler's counts would say: every row so far used one frame of the camera
 episode.accounting = lambda: {"streams": {"gripper_cam": {"received": episode.rows, "used": episode.rows}}}

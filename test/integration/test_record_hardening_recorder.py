@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 import time
 
@@ -205,3 +206,62 @@ def test_an_encoder_falling_behind_is_reported_in_the_status_with_what_to_do(tmp
     assert "OVERLOADED" in shown[-1] and "--size" in shown[-1] and "--depth mkv" in shown[-1]
     assert max(peak.values()) >= 15
     assert json.loads(json.dumps(peak)) == peak
+
+
+def test_a_publisher_lagging_seconds_is_named_not_called_silent(tmp_path):
+    """Issue 24 item 4: samples received, but every stamp 2 s behind now (a publisher queueing on a
+    busy machine): no frame is usable. The episode is refused naming each lagging stream, by how
+    much, and what to do; it said 'no video stream delivered (silent: ...)'."""
+    r = rig()
+    with TaskWriter(tmp_path / "task") as writer:
+        recorder = Recorder(r, writer, config=CONFIG)
+
+        def lagging(sample):
+            return recorder.on_sample(dataclasses.replace(sample, stamp_ns=sample.stamp_ns - 2_000_000_000))
+        try:
+            with LiveRig(r, lagging, seed=4):
+                time.sleep(0.2)
+                recorder.start_episode(rows=10)
+                wait(recorder)
+                with pytest.raises(MissingVideoError) as refused:
+                    recorder.outcome()
+        finally:
+            recorder.close()
+    reason = str(refused.value)
+    assert "silent" not in reason
+    for cam in ("cam0.rgb", "cam1.rgb"):
+        assert f"{cam}: stamps 2.0" in reason, reason
+    assert "steady" in reason and "--latency-ms" in reason
+
+
+def test_the_summary_says_where_an_episodes_time_went(tmp_path):
+    """Issue 24 item 7: an episode's rows covered 12.67 s of ~22 s from start to commit and nothing
+    said why. cam1 streams only 1.2 s after the devices start (0.2 s before the episode): the first
+    row waits ~1 s for it, and the summary names that stream and the other parts of the time."""
+    from egorec_ros.recorder.coverage import coverage
+
+    r = rig()
+    late_start = dataclasses.replace(DEFAULT, outages=((0.0, 1.2),))
+    with TaskWriter(tmp_path / "task") as writer:
+        recorder = Recorder(r, writer, config=dataclasses.replace(CONFIG, start_timeout_s=3.0))
+        try:
+            with LiveRig(r, recorder.on_sample, seed=5, flaws={"cam1": late_start, "*": DEFAULT}):
+                time.sleep(0.2)
+                recorder.start_episode(rows=15)
+                wait(recorder)
+                result, report = recorder.outcome()
+        finally:
+            recorder.close()
+        last = recorder.last_episode
+    text = coverage(report, r, last["stamp_lag"], last["done_ns"], result.commit_seconds, last["latency_ns"])
+    numbers = re.match(r"rows cover ([\d.]+) s of the ([\d.]+) s from start to commit: first row ([\d.]+) s "
+                       r"after start \(first frame of cam1\.rgb ([\d.]+) s, cam0\.rgb ([\d.]+) s after start\); "
+                       r"last row ([\d.]+) s before the stop; stop to commit ([\d.]+) s \(latency budget 0\.15 s, "
+                       r"encoders catching up ([\d.]+) s, commit ([\d.]+) s\)", text)
+    assert numbers, text
+    rows_s, whole, first_row, cam1, cam0, before_stop, commit, drain, commit_only = map(float, numbers.groups())
+    assert commit == pytest.approx(0.15 + drain + commit_only, abs=0.02)
+    assert rows_s == pytest.approx(15 / r.fps, abs=0.01) and result.rows == 15
+    assert 0.8 <= cam1 <= 1.6 and cam0 < 0.2, "cam1 came ~1 s after start, cam0 at once"
+    assert cam1 - 0.05 <= first_row <= cam1 + 0.2, "the first row waited for cam1"
+    assert whole == pytest.approx(first_row + rows_s + before_stop + commit, abs=0.1), "the parts add up"

@@ -41,6 +41,7 @@ def crash_child(task: Path, report: Path) -> None:
     from egorec_ros.store import episode_writer
 
     episode_writer.FLUSH_BYTES = 1 << 62   # row groups by row count only, so the test knows where they end
+    episode_writer.JOURNAL_SECONDS = episode_writer.FLUSH_ROWS / 30.0   # ... and the journal with them
     rig = small_appendix_b()
     writer = TaskWriter(task, depth_container="mkv")
     record_episode(writer, rig, 0.5, seed=3)
