@@ -30,11 +30,26 @@ def missing() -> str | None:
     return None
 
 
-def _ros_python() -> str:
+def ros_python() -> str:
     """The interpreter ROS runs on (the ``ros2`` script's shebang): rosidl's generators need it
     (CMake's own Python search may pick another one, e.g. a pyenv shim of an older Python)."""
     first = Path(shutil.which("ros2") or "ros2").read_text(errors="replace").splitlines()[0]
-    return first[2:].strip().split()[-1] if first.startswith("#!") else sys.executable
+    if not first.startswith("#!"):
+        return sys.executable
+    name = first[2:].strip().split()[-1]   # `#!/usr/bin/python3` or `#!/usr/bin/env python3`
+    return name if os.path.isabs(name) else shutil.which(name) or name
+
+
+def colcon_build_args(base: Path, python: str) -> list[str]:
+    """The ``colcon build`` command line for a workspace under ``base``. ROS's Python is passed
+    under both CMake names: Humble's rosidl reads ``Python3_EXECUTABLE`` (with only
+    ``PYTHON_EXECUTABLE``, a pyenv Python first on PATH runs the generators: "No module named 'em'"),
+    older CMake code ``PYTHON_EXECUTABLE``."""
+    return ["colcon", "--log-base", str(base / "log"), "build", "--merge-install",
+            "--base-paths", str(base / "src"), "--build-base", str(base / "build"),
+            "--install-base", str(base / "install"), "--packages-select", "egorec_ros",
+            "--event-handlers", "console_direct-",
+            "--cmake-args", f"-DPython3_EXECUTABLE={python}", f"-DPYTHON_EXECUTABLE={python}"]
 
 
 def build(base: Path) -> Path:
@@ -42,12 +57,7 @@ def build(base: Path) -> Path:
     (colcon stops crawling at a package.xml, so the checkout's .venv is not searched.)"""
     (base / "src").mkdir(parents=True)
     (base / "src" / "egorec_ros").symlink_to(CHECKOUT)
-    out = subprocess.run(
-        ["colcon", "--log-base", str(base / "log"), "build", "--merge-install", "--base-paths", str(base / "src"),
-         "--build-base", str(base / "build"), "--install-base", str(base / "install"),
-         "--packages-select", "egorec_ros", "--event-handlers", "console_direct-",
-         "--cmake-args", f"-DPYTHON_EXECUTABLE={_ros_python()}"],
-        cwd=base, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(colcon_build_args(base, ros_python()), cwd=base, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise RuntimeError(f"colcon build failed:\n{out.stdout[-4000:]}\n{out.stderr[-4000:]}")
     return base / "install"
