@@ -86,7 +86,10 @@ class RecorderNode:
         self._store = ros2_typestore()
         self._lock = threading.RLock()            # service calls, marker and shutdown take turns
         self.task = config.task
-        self._writer, self.recorder = self._open(config.task)
+        # the task folder is created (and locked) by the first start into it: a node whose episodes
+        # all go to other tasks leaves no folder for its default task
+        self._writer: TaskWriter | None = None
+        self.recorder = Recorder(rig, None, config=config.assembly)
         self.live = LiveInput(rig, transport, self.recorder, source="live",
                               qos=RECORDER if config.qos is None else config.qos)
         self.episode_index = 0
@@ -138,8 +141,9 @@ class RecorderNode:
                 raise RuntimeError("the recorder is shutting down")
             if self.recorder.status().recording:
                 raise RuntimeError(f"episode {self.episode_index} of task {self.task} is being recorded; stop it first")
-            if task and task != self.task:
-                self._switch(task)
+            if self._writer is None or (task and task != self.task):
+                self._switch(task or self.task)
+            assert self._writer is not None
             self.episode_index = self._writer.next_number().index
             self.recorder.start_episode(task=instruction or None)
             self.log(f"episode {self.episode_index} of {self.task}: recording")
@@ -207,7 +211,8 @@ class RecorderNode:
             if self.recorder.status().recording:
                 self.stop()
             self.recorder.close()
-            self._writer.close()
+            if self._writer is not None:
+                self._writer.close()
         for handle in self._handles:
             handle.close()
         self._status_thread.join()
@@ -301,7 +306,8 @@ class RecorderNode:
         self._writer, self.recorder, self.task = writer, recorder, task
         self.live.recorder = recorder
         old_recorder.close()
-        old_writer.close()
+        if old_writer is not None:
+            old_writer.close()
 
     def _status_loop(self) -> None:
         """Status every period; between, a check of the live QA alarms every ALARM_CHECK_S,

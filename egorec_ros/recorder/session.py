@@ -101,9 +101,10 @@ class RecorderStatus:
 
 class Recorder:
     """``allow_missing_video``: commit an episode that lost its master stream or every video
-    stream (by default it is discarded and ``MissingVideoError`` raised)."""
+    stream (by default it is discarded and ``MissingVideoError`` raised). ``writer`` None: no task
+    folder yet (a node opens one at its first start); samples are counted, episodes refused."""
 
-    def __init__(self, rig: Rig, writer: TaskWriter, *, config: AssemblyConfig = AssemblyConfig(),
+    def __init__(self, rig: Rig, writer: TaskWriter | None, *, config: AssemblyConfig = AssemblyConfig(),
                  clock: Callable[[], int] = time.time_ns, allow_missing_video: bool = False) -> None:
         self.rig, self.writer, self.config, self.clock = rig, writer, config, clock
         self.allow_missing_video = allow_missing_video
@@ -149,6 +150,8 @@ class Recorder:
         with self._lock:
             if self._episode is not None:
                 raise RuntimeError("an episode is already being recorded; stop it first")
+            if self.writer is None:
+                raise RuntimeError("no task folder to record into (the recorder was made without a TaskWriter)")
             self._overflow.clear()
             self._invalid.clear()
             now = self.clock()
@@ -259,7 +262,7 @@ class Recorder:
             dropped={k: sum(problems(c.to_json()).values()) for k, c in counts.items()},
             backlog=backlog, idle_samples=self._idle, overflow=dict(self._overflow),
             stage=episode.stage if episode else "idle", rows_target=episode.max_rows if episode else None,
-            repeated=repeated, free_bytes=free_bytes(self.writer.paths.root),
+            repeated=repeated, free_bytes=free_bytes(self.writer.paths.root) if self.writer else None,
             overload=live_warning(backlog, repeated, rows), invalid=dict(self._invalid),
             late={k: c.late for k, c in counts.items()})
 
