@@ -37,78 +37,124 @@ _warned_keys: set[tuple[str, str]] = set()   # (where, device id): warn once per
 
 
 def compile_rig(doc: Mapping[str, Any], *, where: str = "rig") -> Rig:
-    """Compile a rig description; ``where`` names the file in error messages."""
+    """Compile a rig description; ``where`` names the file in error messages. Every problem
+    found is reported in one RigError (a rig file with several mistakes is fixed in one go)."""
     devices_doc = doc.get("devices")
     if not isinstance(devices_doc, Mapping) or not devices_doc:
         raise RigError(f"{where}: 'devices' must be a non-empty mapping of device id -> device")
+    problems: list[str] = []
     fps = doc.get("fps", 30.0)
     if isinstance(fps, bool) or not isinstance(fps, (int, float)):
-        raise RigError(f"{where}: fps must be a number of frames per second (e.g. fps: 30), got {fps!r}")
+        problems.append(f"{where}: fps must be a number of frames per second (e.g. fps: 30), got {fps!r}")
+        fps = 30.0
+    elif not 1.0 <= fps <= 240.0:
+        problems.append(f"{where}: fps {float(fps)} is outside 1..240")
     fps = float(fps)
-    if not 1.0 <= fps <= 240.0:
-        raise RigError(f"{where}: fps {fps} is outside 1..240")
-    _check_combination(devices_doc, where)
+    problems += _combination_problems(devices_doc, where)
 
     counters: dict[str, int] = {}
-    devices = tuple(_compile_device(str(dev_id), dict(d or {}), counters, fps, f"{where}: device {dev_id!r}")
-                    for dev_id, d in devices_doc.items())
-    columns, videos = _collect(devices, where)
+    devices: list[Device] = []
+    for dev_id, d in devices_doc.items():
+        if not isinstance(d, Mapping) or str(d.get("kind", "")) not in DEVICE_KINDS:
+            continue   # reported by _combination_problems
+        try:
+            device = _compile_device(str(dev_id), dict(d), counters, fps, f"{where}: device {dev_id!r}", problems)
+        except RigError as exc:
+            problems.append(str(exc))
+            continue
+        if device is not None:
+            devices.append(device)
+    columns, videos = _collect(tuple(devices), where, problems)
     master = doc.get("master_slot") or next((v.key for v in videos if v.kind == "rgb"), None)
-    if master is not None and master not in {v.key for v in videos if v.kind == "rgb"}:
-        raise RigError(f"{where}: master_slot {master!r} is not a recorded RGB slot")
+    complete = len(devices) == len(devices_doc)   # else the master slot may be on a device with a problem
+    if complete and master is not None and master not in {v.key for v in videos if v.kind == "rgb"}:
+        problems.append(f"{where}: master_slot {master!r} is not a recorded RGB slot")
+    try:
+        qa = thresholds_from(doc.get("qa"), where)
+    except ValueError as exc:
+        problems.append(str(exc))
+        qa = thresholds_from(None)
+    if problems:
+        raise RigError(_all_of(problems, where))
     forensic = next((s.slot for d in devices if d.kind == "d435" for s in d.streams
                      if s.role == "rgb"), None)
     if forensic is not None:
         columns = columns + tuple(col.d435_forensics())
-    try:
-        qa = thresholds_from(doc.get("qa"), where)
-    except ValueError as exc:
-        raise RigError(str(exc)) from exc
-    return Rig(name=str(doc.get("name", "rig")), fps=fps, devices=devices, columns=columns,
+    return Rig(name=str(doc.get("name", "rig")), fps=fps, devices=tuple(devices), columns=columns,
                videos=videos, master_slot=master, forensic_slot=forensic, qa=qa)
 
 
-def _check_combination(devices_doc: Mapping[str, Any], where: str) -> None:
-    kinds = [str((d or {}).get("kind", "")) for d in devices_doc.values()]
-    for dev_id, kind in zip(devices_doc, kinds):
+def _all_of(problems: list[str], where: str) -> str:
+    """One problem: its line. Several: a line naming the file and how many, then one line each."""
+    if len(problems) == 1:
+        return problems[0]
+    prefix = f"{where}: "
+    lines = [p[len(prefix):] if p.startswith(prefix) else p for p in problems]
+    return f"{where}: {len(problems)} problems:\n" + "\n".join(f"  - {line}" for line in lines)
+
+
+def _combination_problems(devices_doc: Mapping[str, Any], where: str) -> list[str]:
+    problems = []
+    kinds = []
+    for dev_id, d in devices_doc.items():
+        if not isinstance(d, Mapping):
+            problems.append(f"{where}: device {dev_id!r} must be a mapping (kind: ..., key: ..., streams: ...), "
+                            f"got {d!r}")
+            kinds.append("")
+            continue
+        kind = str(d.get("kind", ""))
+        kinds.append(kind)
         if kind not in DEVICE_KINDS:
-            raise RigError(f"{where}: device {dev_id!r} has unknown kind {kind!r}; "
-                           f"known kinds: {', '.join(DEVICE_KINDS)}")
+            problems.append(f"{where}: device {dev_id!r} has unknown kind {kind!r}; "
+                            f"known kinds: {', '.join(DEVICE_KINDS)}")
     if kinds.count("s80m") > 1:
-        raise RigError(f"{where}: only one S80M/S80C per rig (its slots stereo_left/right are global, §5.1)")
+        problems.append(f"{where}: only one S80M/S80C per rig (its slots stereo_left/right are global, §5.1)")
     if "s80m" in kinds and "d435" in kinds:
-        raise RigError(f"{where}: a D435/D405 and an S80M/S80C cannot be used together (they share video0/video2, §5.1)")
+        problems.append(f"{where}: a D435/D405 and an S80M/S80C cannot be used together "
+                        "(they share video0/video2, §5.1)")
     if kinds.count("uvc") > MAX_UVC:
-        raise RigError(f"{where}: at most {MAX_UVC} UVC cameras (§4.2)")
+        problems.append(f"{where}: at most {MAX_UVC} UVC cameras (§4.2)")
     gloves = sum(k in GLOVE_KINDS for k in kinds)
     if gloves > 2:
-        raise RigError(f"{where}: {gloves} gloves; only left_glove and right_glove exist, a third glove "
-                       "would overwrite one of them (§4.5, §5.2)")
+        problems.append(f"{where}: {gloves} gloves; only left_glove and right_glove exist, a third glove "
+                        "would overwrite one of them (§4.5, §5.2)")
+    return problems
 
 
-def _compile_device(dev_id: str, d: dict, counters: dict[str, int], fps: float, where: str) -> Device:
+def _compile_device(dev_id: str, d: dict, counters: dict[str, int], fps: float, where: str,
+                    problems: list[str]) -> Device | None:
+    """The device, or None when its keys or streams have problems (each added to ``problems``);
+    RigError for a problem its builder finds."""
+    found: list[str] = []
     unknown = set(d) - _DEVICE_KEYS
     if unknown:
-        raise RigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_DEVICE_KEYS)}")
+        found.append(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_DEVICE_KEYS)}")
     kind = d["kind"]
     roles = DEVICE_KINDS[kind]
     streams_doc = d.get("streams") or {}
     if not isinstance(streams_doc, Mapping):
-        raise RigError(f"{where}: 'streams' must map role -> stream options")
+        problems += found + [f"{where}: 'streams' must map role -> stream options"]
+        return None
     for role in streams_doc:
         if role not in roles:
-            raise RigError(f"{where}: kind {kind!r} has no stream {role!r}; it has: {', '.join(roles)}")
+            found.append(f"{where}: kind {kind!r} has no stream {role!r}; it has: {', '.join(roles)}")
     for role, spec in roles.items():
         if not spec.optional and role not in streams_doc:
-            raise RigError(f"{where}: kind {kind!r} needs a {role!r} stream")
+            found.append(f"{where}: kind {kind!r} needs a {role!r} stream")
     for role, opts in streams_doc.items():
+        if role not in roles:
+            continue
         if not isinstance(opts or {}, Mapping):
-            raise RigError(f"{where}: stream {role!r}: options must be a mapping (e.g. {{topic: /camera}}), "
-                           f"got {opts!r}")
+            found.append(f"{where}: stream {role!r}: options must be a mapping (e.g. {{topic: /camera}}), "
+                         f"got {opts!r}")
+            continue
         try:
             parse_options(roles[role].kind, opts or {})
         except OptionError as exc:
-            raise RigError(f"{where}: stream {role!r}: {exc}") from None
+            found.append(f"{where}: stream {role!r}: {exc}")
+    if found:
+        problems += found
+        return None
     key = str(d.get("key") or f"{kind}:{dev_id}")
     if not d.get("key"):
         _warn_invented_key(where, dev_id, key)
@@ -303,7 +349,8 @@ _BUILDERS = {"uvc": _uvc, "d435": _d435, "s80m": _s80m, "gripper": _gripper, "gl
 
 # ---- columns and videos -----------------------------------------------------------------
 
-def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnSpec, ...], tuple[VideoSpec, ...]]:
+def _collect(devices: tuple[Device, ...], where: str,
+             problems: list[str]) -> tuple[tuple[col.ColumnSpec, ...], tuple[VideoSpec, ...]]:
     columns: list[col.ColumnSpec] = col.key_columns()
     videos: list[VideoSpec] = []
     statuses: list[col.ColumnSpec] = []
@@ -311,7 +358,10 @@ def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnS
         for s in dev.streams:
             columns += _stream_columns(s, where)
             if s.kind in (StreamKind.VIDEO, StreamKind.DEPTH):
-                videos.append(_video_spec(s, where))
+                try:
+                    videos.append(_video_spec(s, where))
+                except RigError as exc:
+                    problems.append(str(exc))
             if s.status and all(c.name != f"status.{s.status}" for c in statuses):
                 statuses.append(col.status(s.status))
         if dev.sensor:  # hand pose columns are always written for a glove rig (§4.5, App. C)
@@ -329,14 +379,14 @@ def _collect(devices: tuple[Device, ...], where: str) -> tuple[tuple[col.ColumnS
     seen: set[str] = set()
     for c in columns:
         if c.name in seen:
-            raise RigError(f"{where}: column {c.name!r} would have two writers (§5.2)")
+            problems.append(f"{where}: column {c.name!r} would have two writers (§5.2)")
         seen.add(c.name)
     slots: dict[str, str] = {}
     for dev in devices:
         for slot in dev.slots:
             if slot in slots:
-                raise RigError(f"{where}: slot {slot!r} is used by devices {slots[slot]!r} and {dev.id!r}; "
-                               "video slot names must be unique (§5.2)")
+                problems.append(f"{where}: slot {slot!r} is used by devices {slots[slot]!r} and {dev.id!r}; "
+                                "video slot names must be unique (§5.2)")
             slots[slot] = dev.id
     return tuple(columns), tuple(videos)
 
