@@ -9,6 +9,7 @@ message and what to do.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +117,7 @@ class Bag:
                 yield last
         except Exception as exc:  # any reader failure (truncated chunk, sqlite error, zstd error, ...)
             after = f"after {last.topic} at {self.when(last.log_ns)}" if last else "before the first message"
-            raise BagError(f"{self.path}: reading failed {after}: {exc}; {_HINT[self.storage]}") from exc
+            raise BagError(f"{self.path}: reading failed {after}: {reader_text(exc)}; {_HINT[self.storage]}") from exc
 
     def decode(self, raw: RawMessage) -> Msg:
         """The deserialized message; BagError when its bytes do not fit its type."""
@@ -162,12 +163,22 @@ def open_bag(path: str | Path) -> Bag:
     try:
         reader.open()
     except Exception as exc:
-        raise BagError(f"{path}: cannot open this {storage} bag: {exc}; {_HINT[storage]}") from exc
+        raise BagError(f"{path}: cannot open this {storage} bag: {reader_text(exc)}; {_HINT[storage]}") from exc
     try:
         return Bag(path, storage, reader)
     except Exception as exc:
         reader.close()
-        raise BagError(f"{path}: cannot read the bag's connections: {exc}") from exc
+        raise BagError(f"{path}: cannot read the bag's connections: {reader_text(exc)}") from exc
+
+
+_ARGS_TUPLE = re.compile(r"""\((?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"),\)""")
+
+
+def reader_text(exc: BaseException) -> str:
+    """A reader error as a sentence: rosbags formats some errors with their cause's ``args``
+    (``Bag index looks damaged: ('Header could not be read from file.',)``); the tuple is unwrapped."""
+    text = _ARGS_TUPLE.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), str(exc))
+    return text[:-1] if text.endswith(".") else text   # it goes inside a sentence
 
 
 def _locate(path: Path) -> tuple[str, Path]:
@@ -176,14 +187,17 @@ def _locate(path: Path) -> tuple[str, Path]:
         raise BagError(f"{path}: no such bag file or folder")
     if path.is_dir():
         if (path / "metadata.yaml").is_file():
-            named, first = _folder_storage(path)
-            if first is not None:
-                _check_file(first, named, path / "metadata.yaml")
+            named, listed = _folder_storage(path)
+            _check_listed(path, listed)
+            if listed:
+                _check_file(path / listed[0], named, path / "metadata.yaml")
             return named, path
         files = sorted(p for p in path.iterdir() if p.suffix in (".mcap", ".db3"))
+        if not files:
+            raise BagError(_not_a_bag(path))
         if len(files) != 1:
             raise BagError(f"{path}: a rosbag2 folder without metadata.yaml and with {len(files)} storage files "
-                           f"({', '.join(p.name for p in files) or 'none'}); pass one .mcap/.db3 file, or "
+                           f"({', '.join(p.name for p in files)}); pass one .mcap/.db3 file, or "
                            "restore metadata.yaml with `ros2 bag reindex`")
         path = files[0]
     storage = _file_storage(path)
@@ -239,8 +253,45 @@ def _check_file(path: Path, storage: str, metadata: Path) -> None:
         _check_mcap_profile(path)
 
 
-def _folder_storage(path: Path) -> tuple[str, Path | None]:
-    """(storage named by metadata.yaml, its first storage file); BagError when metadata.yaml
+def _not_a_bag(path: Path) -> str:
+    """What a folder without metadata.yaml and without a storage file is, and what to pass instead."""
+    entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+    ros1 = [e for e in entries if e.endswith(".bag")]
+    if ros1:
+        return (f"{path}: a folder of ROS 1 bags ({', '.join(ros1[:5])}{', ...' if len(ros1) > 5 else ''}), "
+                "not a rosbag2 folder; pass the .bag files themselves")
+    held = (f"it holds {len(entries)} other entr{'y' if len(entries) == 1 else 'ies'}: "
+            f"{', '.join(entries[:5])}{', ...' if len(entries) > 5 else ''}") if entries else "it is empty"
+    return (f"{path}: not a bag: no metadata.yaml and no .mcap, .db3 or .bag file ({held}); pass a rosbag2 "
+            "folder (with metadata.yaml), a .mcap/.db3 file or a ROS 1 .bag file")
+
+
+def _check_listed(path: Path, listed: list[str]) -> None:
+    """Every storage file metadata.yaml lists is in the folder (a renamed or missing file is a
+    metadata problem, not a damaged bag)."""
+    missing = [name for name in listed if not (path / name).exists()]
+    if not missing:
+        return
+    metadata = path / "metadata.yaml"
+    present = sorted(p.name for p in path.iterdir() if p.name not in listed and _is_storage_name(p.name))
+    if not present:
+        raise BagError(f"{metadata} lists {', '.join(missing)}, which the folder does not hold: a storage file of "
+                       "the bag is missing; copy it next to metadata.yaml, or remove it from relative_file_paths "
+                       "and files in metadata.yaml to convert the rest")
+    fix = (f"rename {present[0]} to {missing[0]}" if len(missing) == 1 == len(present)
+           else "give the files the names listed")
+    alone = f"convert {path / present[0]} alone" if len(present) == 1 else "convert one of those files alone"
+    raise BagError(f"{metadata} lists {', '.join(missing)}, but the folder holds {', '.join(present)} instead: "
+                   f"the metadata names other files (the storage files themselves are not damaged). {fix[0].upper() + fix[1:]} "
+                   f"(or edit relative_file_paths in metadata.yaml), or {alone}")
+
+
+def _is_storage_name(name: str) -> bool:
+    return any(name.endswith(ext) for ext in (".db3", ".mcap", ".db3.zstd", ".mcap.zstd"))
+
+
+def _folder_storage(path: Path) -> tuple[str, list[str]]:
+    """(storage named by metadata.yaml, the storage file names it lists); BagError when metadata.yaml
     is empty or not rosbag2 metadata (other defects are reported by rosbags on open)."""
     metadata = path / "metadata.yaml"
     try:
@@ -255,8 +306,8 @@ def _folder_storage(path: Path) -> tuple[str, Path | None]:
     storage = ROSBAG2_MCAP if identifier == "mcap" else ROSBAG2_SQLITE3
     files = info.get("relative_file_paths")
     known = identifier in ("mcap", "sqlite3")          # else rosbags says what is wrong on open
-    first = path / Path(str(files[0])).name if known and isinstance(files, list) and files else None
-    return storage, first
+    # older rosbag2 wrote the folder name in front of each file; rosbags reads them by file name
+    return storage, [Path(str(f)).name for f in files] if known and isinstance(files, list) else []
 
 
 _IDENTIFIER = {ROSBAG2_MCAP: "mcap", ROSBAG2_SQLITE3: "sqlite3", ROS1: "ros1"}

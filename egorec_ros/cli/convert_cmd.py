@@ -77,7 +77,8 @@ def run(args) -> int:
     from egorec_ros.errors import UserError
 
     # options left out keep the defaults of ClockPolicy / AssemblyConfig (not restated here)
-    policy = ClockPolicy(allow_mixed=args.allow_mixed_clocks, **options.given(tolerance_s=args.clock_tolerance))
+    policy = ClockPolicy(allow_mixed=args.allow_mixed_clocks, allow_option="--allow-mixed-clocks",
+                         **options.given(tolerance_s=args.clock_tolerance))
     assembly = AssemblyConfig(**options.given(latency_ms=args.latency_ms))
     try:
         settings = ConvertSettings(

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 STAMP_OPTION = "stamp"
 HEADER = "header"
 RECEIVE = "receive"
-ALLOW_MIXED_HINT = "allow_mixed_clocks=True (egorec convert --allow-mixed-clocks)"
 _PROBE_LIMIT = 1000       # messages looked at to find a stream's first sample (TF without the frame)
 
 
@@ -43,6 +42,7 @@ _PROBE_LIMIT = 1000       # messages looked at to find a stream's first sample (
 class ClockPolicy:
     tolerance_s: float = 2.0     # offsets within this of each other are one clock
     allow_mixed: bool = False
+    allow_option: str = "allow_mixed_clocks=True"   # how the caller allows it: the CLI names its flag
 
 
 DEFAULT_POLICY = ClockPolicy()
@@ -172,7 +172,7 @@ def _apply_policy(bag: Bag, clocks: Iterable[StreamClock], policy: ClockPolicy, 
         f"{bag.path}: the streams of this episode are stamped by different clocks, {spread}:\n{listing}\n"
         "Rows pair samples by stamp, so these streams would be paired as if simultaneous. Give every stream "
         f"the same clock with the stream option `{STAMP_OPTION}: {RECEIVE}` (bag receive time) or "
-        f"`{STAMP_OPTION}: {HEADER}`, or pass {ALLOW_MIXED_HINT} to convert anyway (the mix is then reported).")
+        f"`{STAMP_OPTION}: {HEADER}`, or pass {policy.allow_option} to convert anyway (the mix is then reported).")
 
 
 def _span(seconds: float) -> str:

@@ -31,6 +31,7 @@ from egorec_ros.messages.errors import FrameError
 from egorec_ros.messages.payloads import forces, gloves, images, imu, poses
 from egorec_ros.messages.payloads.camera_info import CAMERA_INFO, camera_calibration, camera_info_topic
 from egorec_ros.rig.compile import MAX_UVC, RigError, compile_rig
+from egorec_ros.rig.load import SUGGESTED_FROM
 
 _IMAGE_TYPES = (images.IMAGE, images.COMPRESSED_IMAGE)
 _POSE_TYPES = (poses.SLAM_POSE, poses.POSE_STAMPED, poses.POSE_WITH_COVARIANCE_STAMPED, poses.ODOMETRY,
@@ -93,13 +94,30 @@ def suggest_rig(bag: Bag, *, name: str | None = None) -> RigSuggestion:
 
     doc = {"name": name or bag.path.stem, "fps": 30, "devices": devices}
     if not devices:
-        todo.append("no camera topic found: a rig needs at least one device; fill in `devices`")
+        todo.append(_no_camera(bag, by_type, notes))
     else:
         try:
             compile_rig(doc, where="suggested rig")
         except RigError as exc:
             todo.append(str(exc))
     return RigSuggestion(_render(bag, doc, used, todo, notes), todo, notes)
+
+
+def _no_camera(bag: Bag, by_type: dict[str, list[TopicInfo]], notes: list[str]) -> str:
+    """Why no device was suggested, and what to do: a rig records rows on a camera's frames."""
+    if not bag.message_count:
+        why = "the bag holds no message"
+    elif any(mt in by_type for mt in _IMAGE_TYPES):
+        why = "its image topics cannot be used (see the NOTE lines)"
+    else:
+        types = sorted({info.msgtype for info in bag.topics.values()})
+        why = (f"none of its {len(bag.topics)} topics is an image ({' or '.join(_IMAGE_TYPES)}); it has "
+               f"{', '.join(types[:6])}{', ...' if len(types) > 6 else ''}")
+        undecodable = [info.topic for info in bag.topics.values() if not info.decodable]
+        if undecodable:
+            why += f" ({len(undecodable)} topic(s) of unknown type: {', '.join(undecodable[:3])})"
+    return (f"no camera topic found in {bag.path}: {why}. A rig needs at least one camera (rows are built on its "
+            "frames): fill in `devices` by hand, or suggest a rig from a bag that recorded the cameras")
 
 
 def _first(bag: Bag, topic: str) -> RawMessage:
@@ -271,7 +289,7 @@ def _shared_prefix(a: str, b: str) -> int:
 # ---- output --------------------------------------------------------------------------------------
 
 def _render(bag: Bag, doc: dict, used: set[str], todo: list[str], notes: list[str]) -> str:
-    head = [f"# Rig suggested from {bag.path} by `egorec convert --suggest-rig`.",
+    head = [SUGGESTED_FROM.format(bag=bag.path),
             "# Check device kinds, keys, names and sizes before recording or converting with it."]
     head += [_comment(f"TODO: {line}") for line in todo] + [_comment(f"NOTE: {line}") for line in notes]
     body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=None, width=120)

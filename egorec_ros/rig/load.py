@@ -2,6 +2,7 @@
 standard rigs; ``load_rig("appendix_b")`` finds them by name (``egorec_ros.resources``)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -9,6 +10,12 @@ import yaml
 from egorec_ros import resources
 from egorec_ros.rig.compile import RigError, compile_rig
 from egorec_ros.rig.model import Rig
+
+
+# the first line of a rig `egorec convert --suggest-rig` wrote (converter/suggest.py), then its TODO lines
+SUGGESTED_FROM = "# Rig suggested from {bag} by `egorec convert --suggest-rig`."
+_SUGGESTED = re.compile(r"^# Rig suggested from (.+) by `egorec convert --suggest-rig`\.$", re.M)
+_TODO = re.compile(r"^# TODO: (.+)$", re.M)
 
 
 def rig_path(name_or_path: str | Path) -> Path:
@@ -26,11 +33,17 @@ def rig_path(name_or_path: str | Path) -> Path:
 
 def load_rig(name_or_path: str | Path) -> Rig:
     path = rig_path(name_or_path)
+    text = path.read_text(encoding="utf-8")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise RigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(doc, dict):
         raise RigError(f"{path}: a rig file is a mapping with 'devices'")
+    suggested = _SUGGESTED.search(text)
+    if suggested and not doc.get("devices"):
+        todo = "; ".join(_TODO.findall(text)) or "no device found"
+        raise RigError(f"{path} has no devices: it was suggested from {suggested.group(1)} by `egorec convert "
+                       f"--suggest-rig`, which said: {todo}")
     doc.setdefault("name", path.stem)
     return compile_rig(doc, where=str(path))

@@ -114,7 +114,9 @@ def test_nothing_recognisable_says_what_to_fill_in():
 def test_undecodable_camera_is_left_out_with_a_note():
     with open_bag(BAGS / "rosbags_rs_test_bag_mcap") as bag:      # both its images are invalid on purpose
         suggestion = suggest_rig(bag)
-    assert suggestion.todo == ["no camera topic found: a rig needs at least one device; fill in `devices`"]
+    (todo,) = suggestion.todo
+    assert todo.startswith(f"no camera topic found in {BAGS / 'rosbags_rs_test_bag_mcap'}: its image topics cannot "
+                           "be used (see the NOTE lines). A rig needs at least one camera")
     for topic in ("/test/sensor_msgs/compressed_image", "/test/sensor_msgs/image"):
         assert any(f"{topic} left out" in n for n in suggestion.notes)
         assert f"# NOTE: image topic {topic} left out" in suggestion.text
