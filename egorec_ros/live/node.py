@@ -179,6 +179,11 @@ class RecorderNode:
                 episode_index = done[-1]
             if self.recorder.status().recording and episode_index == self.episode_index:
                 raise ValueError(f"episode {episode_index} of {self.task} is being recorded; stop or abort it")
+            if self._writer is None:          # no episode started yet: open the task folder, if it exists
+                if not (Path(self.config.out) / self.task).is_dir():
+                    raise ValueError(f"task {self.task} has no episode {episode_index} to delete (no folder yet)")
+                self._switch(self.task)
+            assert self._writer is not None
             self._writer.delete(episode_index)
             if self.last[:2] == (self.task, episode_index):
                 self.last = ("", 0, "", [])

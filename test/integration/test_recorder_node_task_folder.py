@@ -8,10 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from egorec_ros.dataset.task import Task
 from egorec_ros.live.node import NodeConfig, RecorderNode
 from egorec_ros.rig.load import load_rig
+from egorec_ros.rig.resize import with_video_sizes
+from egorec_ros.store import TaskWriter
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.store import record_episode
 
 
 @pytest.fixture
@@ -49,3 +53,27 @@ def test_the_default_task_folder_is_made_by_a_start_without_a_task(tmp_path, tra
         node.abort()
     finally:
         node.close()
+
+
+def test_a_fresh_node_deletes_from_its_task_folder_before_any_start(tmp_path, transport):
+    """The operator's redo after a restart: the task folder is opened for the delete (there is one)."""
+    rig, out = with_video_sizes(load_rig("uvc_pair"), (64, 48)), tmp_path / "out"
+    with TaskWriter(out / "t") as writer:
+        record_episode(writer, rig, 0.5)
+        record_episode(writer, rig, 0.5, seed=1)
+    node = RecorderNode(rig, transport, NodeConfig(out=out, task="t", name="rec_folders"), log=lambda _m: None)
+    try:
+        assert node.delete() == 2                             # the last one
+        assert [e.index for e in Task(out / "t").episodes] == [1]
+    finally:
+        node.close()
+    node = RecorderNode(rig, transport, NodeConfig(out=out, task="nothing_yet", name="rec_folders"),
+                        log=lambda _m: None)
+    try:
+        with pytest.raises(ValueError, match="has no committed episode to delete"):
+            node.delete()
+        with pytest.raises(ValueError, match="has no episode 3 to delete"):
+            node.delete(3)
+    finally:
+        node.close()
+    assert sorted(p.name for p in out.iterdir()) == ["t"]
