@@ -5,6 +5,7 @@ local files stay as recorded (the episode row's codec fields describe them); onl
 carries the re-encoded copies."""
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import av
@@ -32,7 +33,8 @@ def reencode(src: Path, dst: Path) -> int:
     with av.open(str(src)) as container:
         stream = container.streams.video[0]
         width, height = stream.codec_context.width, stream.codec_context.height
-        fps = stream.guessed_rate or stream.average_rate or 30
+        rate = stream.guessed_rate or stream.average_rate   # PyAV >= 19: an AVRational, older: a Fraction
+        fps = Fraction(rate.numerator, rate.denominator) if rate else Fraction(30)
     with open_video_writer(dst, width, height, fps, CODEC) as writer:
         for frame in iter_frames(src):
             writer.write(frame)
