@@ -13,6 +13,7 @@ const el = (tag, attrs = {}, ...kids) => {
 };
 window.egorec = { latencies: [], snapshots: 0, lastStop: null, reviewReady: false };
 let snap = null, recording = false, lastVerdictIndex = 0;
+const drops = {};
 
 async function api(path, body) {
   const opts = body === undefined ? { headers: { "X-Egorec-Token": token } }
@@ -34,7 +35,7 @@ function render(d) {
   const st = d.status;
   const badge = q("#state");
   if (!d.connected || !st) { badge.textContent = "no recorder"; badge.className = "badge offline"; }
-  else { badge.textContent = st.state; badge.className = "badge " + st.state; }
+  else { badge.textContent = st.stage || st.state; badge.className = "badge " + st.state; }
   recording = !!(st && st.state === "recording");
   q("#start").disabled = recording || !d.connected; q("#stop").disabled = !recording; q("#abort").disabled = !recording;
   if (!st) return;
@@ -46,10 +47,15 @@ function render(d) {
   for (const diag of d.diagnostics) {
     if (diag.name === "recorder" && diag.level !== "ok") warns.push([diag.message, "warn"]);
   }
-  if (st.stage && /overload/i.test(st.stage)) warns.push(["OVERLOADED: " + st.stage, "error"]);
-  if (st.overload) warns.push(["OVERLOADED: " + st.overload, "error"]);
-  if (st.udp_drops) warns.push([`kernel dropped ${st.udp_drops} UDP datagrams (socket buffer full)`, "error"]);
-  if (st.callback_drops) warns.push([`${st.callback_drops} samples dropped unread (CPU starved)`, "error"]);
+  if (st.overload) warns.push([(/^OVERLOADED/.test(st.overload) ? "" : "OVERLOADED: ") + st.overload, "error"]);
+  // counters since the recorder started: warn for a while after they grow
+  for (const [key, text] of [["udp_drops", "UDP datagrams dropped by the kernel (socket receive buffer full: images lost)"],
+                             ["callback_drops", "samples dropped unread (the recorder fell over 1 s behind: CPU starved)"]]) {
+    const now = st[key] || 0, seen = drops[key];
+    if (seen !== undefined && now > seen.value) drops[key] = { value: now, grew: Date.now(), by: now - seen.value };
+    else if (seen === undefined) drops[key] = { value: now, grew: 0, by: 0 };
+    if (Date.now() - drops[key].grew < 15000) warns.push([`${drops[key].by} ${text}; ${now} since the recorder started`, "error"]);
+  }
   q("#warnings").replaceChildren(...warns.map(([t, c]) => el("div", { class: c }, t)));
   const alarms = st.alarms || [];
   q("#alarms").replaceChildren(...(alarms.length ? alarms.map((a) => el("li", { class: "warn" }, a)) : [el("li", { class: "ok" }, "none")]));
@@ -141,6 +147,7 @@ async function stop() {
   try {
     const r = await api("api/stop", {});
     say(r.message); window.egorec.lastStop = r.episode_index;
+    recording = false; q("#stop").disabled = true; q("#abort").disabled = true; q("#start").disabled = false;
     if (r.episode_index) showVerdict(r.episode_index, r.verdict || "", r.reasons || []);
     loadEpisodes();
   } catch (e) { say("stop: " + e.message, true); }
