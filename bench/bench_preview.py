@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))     # helpers/, as pytest has them
 
 from helpers.dds_recorder import RunningRecorder, dds_env_for, running_recorder  # noqa: E402
@@ -94,6 +96,34 @@ def summary(what: str, without: list[tuple[float, float]], with_: list[tuple[flo
             f"{per_a:.2f} / {per_b:.2f} CPU ms (ratio {per_b / per_a:.3f}x; rows/s {ra:.1f} / {rb:.1f})")
 
 
+def encode_cost(size: str, repeats: int = 30) -> tuple[float, float]:
+    """(ms per RGB preview, ms per depth preview) from a ``size`` frame: the work the preview thread
+    does per message, measured alone (the load-independent part of the figure)."""
+    from egorec_ros.assembly.sample import Sample
+    from egorec_ros.live.preview import Previews
+    from egorec_ros.rig.load import load_rig
+
+    class _NoTransport:
+        def publisher(self, *_a):
+            return self
+
+    w, h = (int(x) for x in size.split("x"))
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 255, (h, w, 3), np.uint8)
+    depth = rng.integers(300, 4000, (h, w), np.uint16)
+    previews = Previews(load_rig("d435_single"), _NoTransport(), "/b")   # type: ignore[arg-type]
+    out = []
+    try:
+        for stream, frame in (("head.rgb", rgb), ("head.depth", depth)):
+            t0 = time.perf_counter()
+            for i in range(repeats):
+                previews.message(stream, Sample(stream, i + 1, i + 1, frame))
+            out.append((time.perf_counter() - t0) / repeats * 1e3)
+    finally:
+        previews.close()
+    return out[0], out[1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rig", default="appendix_b")
@@ -102,6 +132,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2, help="A/B pairs")
     args = ap.parse_args()
     print(f"bench_preview: rig {args.rig} at {args.size}; {load()}", flush=True)
+    rgb_ms, depth_ms = encode_cost(args.size)
+    print(f"one preview from a {args.size} frame: RGB {rgb_ms:.2f} ms, depth {depth_ms:.2f} ms (320 px JPEG, "
+          f"depth false-coloured); at 5 Hz a camera costs {rgb_ms * 5 / 10:.2f} % (RGB) / {depth_ms * 5 / 10:.2f} % "
+          f"(depth) of one core; {load()}", flush=True)
     with recording(args.rig, args.size, "bench_prev", 95) as rec:
         topics = preview_topics(rec)
         got = [0]
