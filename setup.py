@@ -40,7 +40,7 @@ setup(
     description="Multi-device robot-learning recorder and bag converter for the pooled_episodes_v1 layout",
     python_requires=">=3.10",
     packages=find_packages(include=["egorec_ros", "egorec_ros.*"]),
-    package_data={"egorec_ros": ["py.typed"]},
+    package_data={"egorec_ros": ["py.typed"], "egorec_ros.console": ["static/*"]},
     cmdclass={"build_py": build_py_with_data},
     install_requires=[
         "numpy>=1.24",
@@ -64,13 +64,18 @@ setup(
         "cyclonedds==11.0.1",
         # egorec upload: streamed multipart POSTs with separate connect/read/write timeouts, verified TLS
         "httpx>=0.27,<0.29",
+        # egorec console: an ASGI app (server-sent events, FileResponse with HTTP Range) and its server
+        "starlette>=0.37,<1",
+        "uvicorn>=0.29,<1",
     ],
     extras_require={
         # pytest-timeout: a hung test fails alone (faulthandler dump) instead of eating the CI budget
         # wheel: test_resources; multipart: the upload tests' server (test/helpers/upload_server.py) parses
         # the streamed form with it (PushMultipartParser, since 1.1)
         "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86",
-                 "multipart>=1.2,<3"],
+                 "multipart>=1.2,<3",
+                 # the console's browser test drives Debian's chromium + chromium-driver (scripts/browser_deps.sh)
+                 "selenium>=4.20,<5"],
         # the CI gates (scripts/test.sh): lint, types, import layering
         "dev": ["ruff>=0.6,<0.9", "mypy>=1.10,<2", "import-linter>=2.0,<3", "types-PyYAML", "types-tqdm"],
         "ray": ["ray>=2.9"],

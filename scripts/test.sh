@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+scripts/browser_deps.sh      # chromium for the console's browser test (skips with a reason without it)
 VENV=${VENV:-.venv}
 # mypy checks for the interpreter in use (pyproject.toml says why)
 pyver=$("$VENV/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')

@@ -34,6 +34,7 @@ SUBCOMMANDS = {
     "drivers": "egorec_ros.cli.drivers_cmd",
     "recorder": "egorec_ros.cli.recorder_cmd",
     "ctl": "egorec_ros.cli.ctl_cmd",
+    "console": "egorec_ros.cli.console_cmd",
     "upload": "egorec_ros.cli.upload_cmd",
 }
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)

@@ -28,6 +28,7 @@ from egorec_ros.rig.model import Rig, StreamSpec
 from egorec_ros.transport.base import RECORDER, RECORDER_SMALL, QoS, Subscription, Transport
 
 if TYPE_CHECKING:   # only a type here: a drivers process asking stream_msgtype() loads no pyarrow/PyAV
+    from egorec_ros.assembly.sample import Sample
     from egorec_ros.recorder.session import Recorder
 
 MSG_TYPE_OPTION = "msg_type"
@@ -56,6 +57,7 @@ class LiveInput:
     def __init__(self, rig: Rig, transport: Transport, recorder: Recorder, *,
                  qos: QoS | dict[str, QoS] = RECORDER, source: str = "live", tap: Tap | None = None) -> None:
         self.recorder, self.source, self.tap = recorder, source, tap
+        self.preview: Callable[[Sample], None] | None = None    # sees every sample (live/preview.py)
         self._lock = threading.Lock()
         self.received: Counter[str] = Counter()       # decoded samples per stream
         self.invalid: Counter[str] = Counter()
@@ -101,6 +103,8 @@ class LiveInput:
                 self.received[sample.stream] += 1
                 self.last_arrival_ns[sample.stream] = arrival_ns
             stamped = self.recorder.on_sample(sample)
+            if self.preview is not None:
+                self.preview(sample)
             handed = stamped if handed is None else handed
         return handed
 

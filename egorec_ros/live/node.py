@@ -38,6 +38,7 @@ from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.live.diagnostics import (DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC, ERROR, OK, STALE, WARN,
                                          diagnostic_array, diagnostic_status)
 from egorec_ros.live.input import LiveInput
+from egorec_ros.live.preview import Previews
 from egorec_ros.qa.live import live_alarms
 from egorec_ros.qa.verdict import from_row
 from egorec_ros.recorder.no_rows import no_rows_reason
@@ -107,6 +108,8 @@ class RecorderNode:
             if config.marker_type not in (BOOL, STRING):
                 raise ValueError(f"marker type must be {BOOL} or {STRING}, got {config.marker_type!r}")
             self._handles.append(transport.subscribe(config.marker, config.marker_type, RECORDER, self._on_marker))
+        self.previews = Previews(rig, transport, self._prefix, log=log)
+        self.live.preview = self.previews.offer
         self._status_pub = transport.publisher(f"{self._prefix}/status", STATUS, DEFAULT)
         self._diag_pub = transport.publisher(DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY, DEFAULT)
         self._last_received: Counter[str] = Counter()
@@ -211,6 +214,7 @@ class RecorderNode:
         self._markers.put(None)
         self._marker_thread.join()
         self.live.close()
+        self.previews.close()
         with self._lock:
             self._closed = True
             if self.recorder.status().recording:

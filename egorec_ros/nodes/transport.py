@@ -59,6 +59,9 @@ class _RawPublisher:
     def publish(self, cdr: bytes) -> None:
         self._pub.publish(cdr if isinstance(cdr, bytes) else bytes(cdr))
 
+    def subscription_count(self) -> int:
+        return int(self._pub.get_subscription_count())
+
 
 class _Handle:
     def __init__(self, destroy: Any, entity: Any, target: Target | None = None) -> None:

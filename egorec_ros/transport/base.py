@@ -77,6 +77,9 @@ class Publisher(Protocol):
     def publish(self, cdr: bytes) -> None:
         """Send one serialized message (CDR with its 4-byte encapsulation header)."""
 
+    # optional: ``subscription_count() -> int``, the subscribers matched now (DDS and rclpy have it;
+    # egorec_ros.live.preview publishes only while it is above 0)
+
 
 class Subscription(Protocol):
     def close(self) -> None: ...

@@ -48,6 +48,10 @@ class DdsPublisher:
     def publish(self, cdr: bytes) -> None:
         write_raw(self._writer._ref, cdr)
 
+    def subscription_count(self) -> int:
+        """Readers matched right now (publish only what someone reads: the previews)."""
+        return len(self._writer.get_matched_subscriptions())
+
 
 @dataclass(eq=False)
 class DdsSubscription:

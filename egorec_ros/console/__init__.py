@@ -1,0 +1,1 @@
+"""``egorec console``: the operator's web page, a client of the recorder's interfaces only."""

@@ -1,0 +1,273 @@
+// egorec console: live state over server-sent events, control through the recorder's services.
+"use strict";
+const params = new URLSearchParams(location.search);
+const token = params.get("token") || sessionStorage.getItem("egorecToken") || "";
+if (token) sessionStorage.setItem("egorecToken", token);
+const q = (s) => document.querySelector(s);
+const tq = (url) => url + (url.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) { if (k === "class") e.className = v; else e.setAttribute(k, v); }
+  for (const k of kids) e.append(k);
+  return e;
+};
+window.egorec = { latencies: [], snapshots: 0, lastStop: null, reviewReady: false };
+let snap = null, recording = false, lastVerdictIndex = 0;
+const drops = {};
+
+async function api(path, body) {
+  const opts = body === undefined ? { headers: { "X-Egorec-Token": token } }
+    : { method: "POST", headers: { "X-Egorec-Token": token, "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const r = await fetch(path, opts);
+  let doc = {};
+  try { doc = await r.json(); } catch (e) { doc = { error: r.statusText }; }
+  if (!r.ok) throw new Error(doc.message || doc.error || r.statusText);
+  return doc;
+}
+const say = (text, bad) => { const m = q("#message"); m.textContent = text; m.className = bad ? "error" : ""; };
+
+// ---- live --------------------------------------------------------------------------------
+const judged = (s) => (s.received > 0 && s.dropped / s.received > 0.05) ? "HIGH" : "ok";
+const streamKey = (id) => id.replace(".", "_");
+
+function render(d) {
+  snap = d; window.egorec.snapshots++;
+  const st = d.status;
+  const badge = q("#state");
+  if (!d.connected || !st) { badge.textContent = "no recorder"; badge.className = "badge offline"; }
+  else { badge.textContent = st.stage || st.state; badge.className = "badge " + st.state; }
+  recording = !!(st && st.state === "recording");
+  q("#start").disabled = recording || !d.connected; q("#stop").disabled = !recording; q("#abort").disabled = !recording;
+  if (!st) return;
+  q("#summary").textContent = `task ${st.task}` + (recording ? ` · episode ${st.episode_index} · ${st.rows} rows` : "")
+    + ` · encoder backlog ${st.encoder_backlog}${st.encoder_backlog_key ? " (" + st.encoder_backlog_key + ")" : ""}`;
+  q("#disk").textContent = `${st.free_disk_gb.toFixed(1)} GB free`;
+  if (!q("#task").value) q("#task").placeholder = st.task;
+  const warns = [];
+  for (const diag of d.diagnostics) {
+    if (diag.name === "recorder" && diag.level !== "ok") warns.push([diag.message, "warn"]);
+  }
+  if (st.overload) warns.push([(/^OVERLOADED/.test(st.overload) ? "" : "OVERLOADED: ") + st.overload, "error"]);
+  // counters since the recorder started: warn for a while after they grow
+  for (const [key, text] of [["udp_drops", "UDP datagrams dropped by the kernel (socket receive buffer full: images lost)"],
+                             ["callback_drops", "samples dropped unread (the recorder fell over 1 s behind: CPU starved)"]]) {
+    const now = st[key] || 0, seen = drops[key];
+    if (seen !== undefined && now > seen.value) drops[key] = { value: now, grew: Date.now(), by: now - seen.value };
+    else if (seen === undefined) drops[key] = { value: now, grew: 0, by: 0 };
+    if (Date.now() - drops[key].grew < 15000) warns.push([`${drops[key].by} ${text}; ${now} since the recorder started`, "error"]);
+  }
+  q("#warnings").replaceChildren(...warns.map(([t, c]) => el("div", { class: c }, t)));
+  const alarms = st.alarms || [];
+  q("#alarms").replaceChildren(...(alarms.length ? alarms.map((a) => el("li", { class: "warn" }, a)) : [el("li", { class: "ok" }, "none")]));
+  renderTiles(d, st); renderHealth(st); renderSensors(d, st);
+  if (st.last_episode_index && st.last_episode_index !== lastVerdictIndex && window.egorec.lastStop === st.last_episode_index) {
+    showVerdict(st.last_episode_index, st.last_verdict, st.last_reasons || []);
+  }
+}
+
+function renderTiles(d, st) {
+  const tiles = q("#tiles");
+  for (const s of st.streams) {
+    const key = streamKey(s.stream);
+    if (!(key in d.previews) && !document.getElementById("tile-" + key)) continue;
+    let t = document.getElementById("tile-" + key);
+    if (!t) {
+      t = el("div", { class: "tile", id: "tile-" + key }, el("img", { alt: s.stream }),
+        el("div", { class: "meta" }, el("b", {}, s.stream), el("span", { class: "fps" }), el("span", { class: "age" })));
+      t.dataset.seq = "0"; tiles.append(t);
+    }
+    const level = s.last_sample_age_s < 0 ? "stale" : s.last_sample_age_s > 0.5 ? "error" : s.dropped ? "warn" : "ok";
+    t.className = "tile " + level;
+    t.querySelector(".fps").textContent = `${s.rate_hz.toFixed(1)} fps`;
+    t.querySelector(".age").textContent = `age ${s.last_sample_age_s.toFixed(2)} s`;
+    const p = d.previews[key];
+    if (p && String(p.seq) !== t.dataset.seq && !t.dataset.loading) loadPreview(t, key, p.seq);
+  }
+}
+
+async function loadPreview(tile, key, seq) {
+  tile.dataset.loading = "1";
+  try {
+    const r = await fetch(tq("preview/" + key));
+    if (!r.ok) return;
+    const stamp = Number(r.headers.get("X-Stamp-Ns"));
+    const url = URL.createObjectURL(await r.blob());
+    const img = tile.querySelector("img");
+    img.onload = () => {
+      window.egorec.latencies.push(Date.now() - stamp / 1e6);
+      if (window.egorec.latencies.length > 5000) window.egorec.latencies.shift();
+      URL.revokeObjectURL(url);
+    };
+    img.src = url; tile.dataset.seq = String(seq);
+  } finally { delete tile.dataset.loading; }
+}
+
+function renderHealth(st) {
+  q("#health tbody").replaceChildren(...st.streams.map((s) => {
+    const j = judged(s);
+    return el("tr", {}, el("td", {}, s.stream), el("td", {}, s.rate_hz.toFixed(1)), el("td", {}, s.last_sample_age_s.toFixed(2)),
+      el("td", {}, String(s.received)), el("td", {}, String(s.dropped)), el("td", {}, String(s.late)),
+      el("td", {}, String(s.invalid)), el("td", { class: j }, j));
+  }));
+}
+
+function renderSensors(d, st) {
+  const slam = st.streams.filter((s) => /slam|pose|trajectory/i.test(s.stream + s.topic));
+  q("#slam").replaceChildren(...(slam.length ? slam.map((s) => {
+    const lost = s.last_sample_age_s < 0 || s.last_sample_age_s > 0.5;
+    return el("div", { class: lost ? "error" : "ok" }, `${s.stream}: ${lost ? "LOST" : "tracking"} (${s.rate_hz.toFixed(0)} Hz)`);
+  }) : [el("div", {}, "no SLAM stream")]));
+  const out = [];
+  for (const [name, g] of Object.entries(d.sensors || {})) {
+    if (g.kind === "glove") {
+      const max = Math.max(1, ...g.values);
+      out.push(el("div", {}, name), el("div", { class: "heat" }, ...g.values.map((v) => {
+        const c = Math.round(255 * v / max); const s = el("span"); s.style.background = `rgb(${c},${Math.round(c / 3)},${255 - c})`; return s;
+      })));
+    } else if (g.kind === "force") {
+      const mag = Math.hypot(...g.values);
+      const bar = el("div", { class: "bar" }); bar.style.width = Math.min(300, mag * 3) + "px";
+      out.push(el("div", {}, `${name}: ${mag.toFixed(1)} N`), bar);
+    }
+  }
+  q("#sensors").replaceChildren(...(out.length ? out : [el("div", {}, "no glove or force topic")]));
+}
+
+// ---- control -----------------------------------------------------------------------------
+async function start() {
+  if (recording) return;
+  try {
+    const r = await api("api/start", { task: q("#task").value, instruction: q("#instruction").value });
+    say(r.message); q("#verdict").hidden = true; rememberInstruction(q("#instruction").value);
+  } catch (e) { say("start: " + e.message, true); }
+}
+async function stop() {
+  if (!recording) return;
+  say("stopping: committing the episode…");
+  try {
+    const r = await api("api/stop", {});
+    say(r.message); window.egorec.lastStop = r.episode_index;
+    recording = false; q("#stop").disabled = true; q("#abort").disabled = true; q("#start").disabled = false;
+    if (r.episode_index) showVerdict(r.episode_index, r.verdict || "", r.reasons || []);
+    loadEpisodes();
+  } catch (e) { say("stop: " + e.message, true); }
+}
+async function abort() {
+  if (!recording || !confirm("Abort: the episode being recorded is discarded. Abort?")) return;
+  try { say((await api("api/abort", {})).message); } catch (e) { say("abort: " + e.message, true); }
+}
+async function deleteEpisode(index, ask = true) {
+  if (ask && !confirm(`Delete episode ${index}? Its files are removed for good (its number is not reused).`)) return false;
+  try { say((await api("api/delete", { episode_index: index })).message); loadEpisodes(); return true; }
+  catch (e) { say("delete: " + e.message, true); return false; }
+}
+
+async function showVerdict(index, verdict, reasons) {
+  lastVerdictIndex = index;
+  q("#verdict").hidden = false; q("#v-index").textContent = index;
+  const v = q("#v-verdict"); v.textContent = verdict || "not computed"; v.className = "verdict " + verdict;
+  q("#v-reasons").replaceChildren(...reasons.map((r) => el("li", {}, r)));
+  q("#keep").onclick = () => { q("#verdict").hidden = true; };
+  q("#redo").onclick = async () => { if (await deleteEpisode(index)) q("#verdict").hidden = true; };
+  q("#keep").focus();
+  q("#v-thumbs").replaceChildren();
+  try {
+    const strips = await api(`api/episodes/${index}/thumbnails`);
+    q("#v-thumbs").replaceChildren(...strips.flatMap((s) => s.frames.map((f) => el("img", { src: f.src, title: `${s.key} row ${f.row}` }))));
+  } catch (e) { q("#v-thumbs").textContent = "thumbnails: " + e.message; }
+}
+
+function rememberInstruction(text) {
+  if (!text) return;
+  const recent = JSON.parse(localStorage.getItem("egorecRecent") || "[]").filter((t) => t !== text);
+  recent.unshift(text); localStorage.setItem("egorecRecent", JSON.stringify(recent.slice(0, 20))); offerRecent([]);
+}
+function offerRecent(fromEpisodes) {
+  const recent = JSON.parse(localStorage.getItem("egorecRecent") || "[]");
+  const all = [...new Set([...recent, ...fromEpisodes])].slice(0, 20);
+  q("#recent").replaceChildren(...all.map((t) => el("option", { value: t })));
+}
+
+// ---- episodes and review -------------------------------------------------------------------
+let episodes = [];
+async function loadEpisodes() {
+  try {
+    const r = await api("api/episodes" + (q("#task").value ? "?task=" + encodeURIComponent(q("#task").value) : ""));
+    episodes = r.episodes;
+    offerRecent(episodes.slice().reverse().map((e) => e.instruction).filter(Boolean));
+    q("#episodes tbody").replaceChildren(...episodes.slice().reverse().map((e) => {
+      const rv = el("button", { class: "review" }, "Review"); rv.onclick = () => openReview(e.episode_index, r.task);
+      const del = el("button", { class: "danger delete" }, "Delete"); del.onclick = () => deleteEpisode(e.episode_index);
+      return el("tr", { "data-episode": e.episode_index }, el("td", {}, String(e.episode_index)), el("td", {}, e.duration_s.toFixed(1)),
+        el("td", {}, String(e.rows)), el("td", {}, e.instruction), el("td", { class: e.verdict, title: (e.reasons || []).join("\n") }, e.verdict || "–"),
+        el("td", {}, rv, " ", del));
+    }));
+  } catch (e) { say("episodes: " + e.message, true); }
+}
+
+let reviewVideos = [];
+async function openReview(index, task) {
+  window.egorec.reviewReady = false;
+  const doc = await api(`api/episodes/${index}/review?task=${encodeURIComponent(task)}`);
+  q("#review").hidden = false; q("#r-index").textContent = index;
+  reviewVideos = doc.videos.map((v) => {
+    const video = el("video", { src: tq(v.url + (v.url.includes("?") ? "" : "?task=" + encodeURIComponent(task))), preload: "auto", muted: "" });
+    video.muted = true; video.dataset.key = v.key;
+    return { v, video };
+  });
+  q("#r-videos").replaceChildren(...reviewVideos.map(({ v, video }) =>
+    el("div", { class: "tile ok" }, video, el("div", { class: "meta" }, el("b", {}, v.key), el("span", {}, v.depth ? "depth (preview)" : v.playable ? "" : "preview")))));
+  const master = reviewVideos[0] && reviewVideos[0].video;
+  if (master) {
+    master.ontimeupdate = () => {
+      for (const { video } of reviewVideos.slice(1)) if (Math.abs(video.currentTime - master.currentTime) > 0.1) video.currentTime = master.currentTime;
+      drawTimeline(doc.timeline, master.currentTime);
+    };
+  }
+  drawTimeline(doc.timeline, 0);
+  const drops = Object.entries(doc.timeline.drop_stats).map(([s, c]) => `${s}: ${c.repeated || 0} repeated, ${c.late || 0} late`);
+  q("#r-drops").textContent = drops.join(" · ");
+  window.egorec.reviewReady = true;
+  q("#review").scrollIntoView();
+}
+function playReview() {
+  const playing = reviewVideos.some(({ video }) => !video.paused);
+  for (const { video } of reviewVideos) { if (playing) video.pause(); else video.play().catch(() => {}); }
+}
+function drawTimeline(tl, t) {
+  const c = q("#r-timeline"), g = c.getContext("2d"), W = c.width, H = c.height;
+  g.clearRect(0, 0, W, H);
+  const colors = { force: "#4af", glove: "#f84", slam: "#6d6" };
+  const kinds = ["force", "glove", "slam"], band = (H - 30) / kinds.length;
+  kinds.forEach((kind, k) => {
+    g.fillStyle = "#888"; g.fillText(kind, 4, 12 + k * band);
+    for (const s of tl.series.filter((x) => x.kind === kind)) {
+      const max = Math.max(1e-6, ...s.values); g.strokeStyle = colors[kind]; g.beginPath();
+      s.values.forEach((v, i) => { const x = (i / Math.max(1, s.values.length - 1)) * W, y = (k + 1) * band - (v / max) * (band - 14);
+        if (i) g.lineTo(x, y); else g.moveTo(x, y); });
+      g.stroke();
+    }
+  });
+  g.fillStyle = "#f44";
+  for (const rows of Object.values(tl.repeats)) for (const r of rows) g.fillRect((r / Math.max(1, tl.rows - 1)) * W, H - 24, 2, 10);
+  g.fillStyle = "#888"; g.fillText("repeated samples", 4, H - 28);
+  g.strokeStyle = "#fff"; const x = (t * tl.fps / Math.max(1, tl.rows - 1)) * W;
+  g.beginPath(); g.moveTo(x, 0); g.lineTo(x, H); g.stroke();
+}
+
+// ---- wiring --------------------------------------------------------------------------------
+q("#start").onclick = start; q("#stop").onclick = stop; q("#abort").onclick = abort;
+q("#refresh").onclick = loadEpisodes; q("#r-play").onclick = playReview;
+q("#r-close").onclick = () => { for (const { video } of reviewVideos) video.pause(); q("#review").hidden = true; };
+document.addEventListener("keydown", (ev) => {
+  if (ev.target instanceof HTMLInputElement && ev.key !== "F2") return;
+  if (ev.key === " " || ev.key === "F2") { ev.preventDefault(); if (recording) stop(); else start(); }
+  else if (ev.key === "Escape") abort();
+  else if (ev.key === "r" && episodes.length) openReview(episodes[episodes.length - 1].episode_index, "");
+});
+function connect() {
+  const es = new EventSource(tq("events"));
+  es.onmessage = (m) => render(JSON.parse(m.data));
+  es.onerror = () => { q("#state").textContent = "console offline"; q("#state").className = "badge offline"; };
+}
+connect(); loadEpisodes();

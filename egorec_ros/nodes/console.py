@@ -1,0 +1,41 @@
+"""``ros2 run egorec_ros console --ros-args -p out:=/data -p recorder:=egorec_recorder``: the operator's
+web console over rclpy (``egorec console`` is the same over plain DDS). The node is spun on a thread
+of its own; the web server runs in the main thread until Ctrl-C."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import rclpy
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from egorec_ros.console.server import serve
+from egorec_ros.nodes.spin import user_errors_end_the_node
+from egorec_ros.nodes.transport import RclpyTransport
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    with user_errors_end_the_node("egorec_ros console"):
+        node = Node("egorec_console")
+        name = str(node.declare_parameter("recorder", "egorec_recorder").value)
+        out = Path(str(node.declare_parameter("out", "egorec_data").value))
+        host = str(node.declare_parameter("host", "127.0.0.1").value)
+        port = int(node.declare_parameter("port", 8765).value)
+        transport = RclpyTransport(node)
+        executor = MultiThreadedExecutor(num_threads=2)
+        executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin, name="egorec-console-spin", daemon=True)
+        spinner.start()
+        try:
+            serve(transport, name, out, host, port)
+        finally:
+            transport.close()
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

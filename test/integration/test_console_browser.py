@@ -1,0 +1,109 @@
+"""The console in a real browser (Debian chromium via Selenium, headless, without CAP_SYS_NICE)
+against the DDS recorder and simulated devices in their own processes (loopback DDS): start a
+recording from the page, see the tiles update, stop, read the verdict, delete that episode (redo),
+record another, keep it, open Review and check every video plays in step. Screenshots of the live
+and review pages go to $EGOREC_SCREENSHOTS (if set)."""
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from helpers.browser import browser_or_skip, console_process, wait_for
+from helpers.dds_recorder import dds_env_for, running_recorder
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def _shot(browser, name: str) -> None:
+    folder = os.environ.get("EGOREC_SCREENSHOTS")
+    if folder:
+        browser.save_screenshot(str(Path(folder) / name))
+
+
+def _record(browser, instruction: str, seconds: float = 1.5) -> None:
+    from selenium.webdriver.common.by import By
+    box = browser.find_element(By.ID, "instruction")
+    box.clear()
+    box.send_keys(instruction)
+    browser.find_element(By.ID, "start").click()
+    wait_for(lambda: browser.find_element(By.ID, "state").text == "recording", 20, "the recorder to be recording")
+    wait_for(lambda: int(browser.execute_script("return window.egorec.snapshots")) > 0, 5, "live events")
+    import time
+    time.sleep(seconds)
+    browser.find_element(By.ID, "stop").click()
+    wait_for(lambda: browser.find_element(By.ID, "verdict").is_displayed(), 60, "the verdict after stop")
+
+
+def test_console_live_stop_verdict_delete_review(tmp_path):
+    from selenium.webdriver.common.by import By
+    browser = browser_or_skip(tmp_path)
+    try:
+        with running_recorder(tmp_path, dds_env_for(50, 10), name="rec_console", task="t") as rec:
+            console, url = console_process(["--name", rec.name, "--out", str(rec.out)], rec.env, tmp_path / "console.log")
+            try:
+                # nothing outside the task folder, however encoded; no control without the token
+                base = url.split("?")[0]
+                for bad in ("files/../meta/info.json", "files/%2e%2e/%2e%2e/etc/passwd",
+                            "files/%252e%252e/%252e%252e/etc/passwd", "files/..%2f..%2fetc%2fpasswd"):
+                    with pytest.raises(urllib.error.HTTPError) as err:
+                        urllib.request.urlopen(base + bad, timeout=10)
+                    assert err.value.code == 404, bad
+                with pytest.raises(urllib.error.HTTPError) as err:
+                    urllib.request.urlopen(urllib.request.Request(base + "api/start", data=b"{}", method="POST"),
+                                           timeout=10)
+                assert err.value.code == 403
+
+                browser.get(url)
+                # tiles: one per camera, their previews change
+                tiles = wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#tiles .tile img[src^='blob:']")) == 2
+                                 and browser.find_elements(By.CSS_SELECTOR, "#tiles .tile"), 30, "two live tiles")
+                first = [t.find_element(By.TAG_NAME, "img").get_attribute("src") for t in tiles]
+                wait_for(lambda: all(t.find_element(By.TAG_NAME, "img").get_attribute("src") != s
+                                     for t, s in zip(tiles, first)), 10, "the previews to update")
+                # alive streams: green, or yellow when the recorder counted drops; never red/grey (silent)
+                classes = [t.get_attribute("class") for t in tiles]
+                assert all(" ok" in c or " warn" in c for c in classes), classes
+
+                _record(browser, "redo me")
+                verdict = browser.find_element(By.ID, "v-verdict").text
+                assert verdict in ("ok", "warn", "redo"), verdict
+                reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#v-reasons li")]
+                assert (verdict == "ok") == (not reasons), (verdict, reasons)
+                wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#v-thumbs img"), 30, "the thumbnail strip")
+                _shot(browser, "console-live.png")
+                first_index = int(browser.find_element(By.ID, "v-index").text)
+                browser.find_element(By.ID, "redo").click()
+                browser.switch_to.alert.accept()
+                wait_for(lambda: not browser.find_element(By.ID, "verdict").is_displayed(), 20, "the verdict to close")
+                wait_for(lambda: all(e["episode_index"] != first_index for e in rec.list_episodes()), 20,
+                         "the deleted episode to leave the list")
+                assert not list(rec.task_dir.glob(f"data/chunk-*/episode-{first_index - 1:03d}.parquet"))
+
+                _record(browser, "keep me", seconds=2.5)
+                second = int(browser.find_element(By.ID, "v-index").text)
+                assert second == first_index + 1, "a deleted episode's number is never reused"
+                browser.find_element(By.ID, "keep").click()
+                row = wait_for(lambda: browser.find_element(By.CSS_SELECTOR, f"tr[data-episode='{second}']"), 20,
+                               "the kept episode in the list")
+                assert not browser.find_elements(By.CSS_SELECTOR, f"tr[data-episode='{first_index}']")
+                row.find_element(By.CSS_SELECTOR, "button.review").click()
+                wait_for(lambda: browser.execute_script("return window.egorec.reviewReady"), 30, "the review")
+                videos = browser.find_elements(By.CSS_SELECTOR, "#r-videos video")
+                assert len(videos) == 2
+                wait_for(lambda: browser.execute_script(
+                    "return [...document.querySelectorAll('#r-videos video')].every(v => v.readyState >= 3)"),
+                    30, "the videos to load")
+                browser.find_element(By.ID, "r-play").click()
+                times = wait_for(lambda: (t := browser.execute_script(
+                    "return [...document.querySelectorAll('#r-videos video')].map(v => v.currentTime)"))
+                    and min(t) > 0.8 and t, 20, "every video to play")
+                assert max(times) - min(times) < 0.35, f"videos out of step: {times}"
+                _shot(browser, "console-review.png")
+            finally:
+                console.terminate()
+                console.wait(timeout=20)
+    finally:
+        browser.quit()
