@@ -1,5 +1,9 @@
-"""egorec convert BAG [BAG ...] --rig RIG --task NAME --out ROOT
-egorec convert --suggest-rig BAG [-o RIG.yaml]"""
+"""egorec convert BAG [BAG ...] [--from-list FILE] --rig RIG --task NAME --out ROOT
+egorec convert --suggest-rig BAG [-o RIG.yaml]
+
+Exit status: 0 all converted; 1 a bag or episode failed and the run stopped (nothing after it
+converted); 2 a usage error (nothing converted); 3 with --keep-going: the bags listed under
+"failure(s)" failed, every other bag was converted (run again to retry only those)."""
 from __future__ import annotations
 
 import sys
@@ -18,7 +22,13 @@ def add_parser(sub) -> None:
     p = sub.add_parser("convert", help="convert rosbag2 / ROS 1 bags into episodes of a task directory",
                        description="Each bag becomes one episode (or several, with --gap, --range or --marker) "
                                    "of ROOT/TASK. Episodes are numbered in bag order whatever --jobs/--ray.")
-    p.add_argument("bags", nargs="+", metavar="BAG", help="rosbag2 folder, .mcap / .db3 file, or ROS 1 .bag")
+    p.add_argument("bags", nargs="*", metavar="BAG",
+                   help="rosbag2 folder, .mcap / .db3 file, or ROS 1 .bag; a quoted glob pattern expands to the bags "
+                        "it matches")
+    p.add_argument("--from-list", action="append", default=[], metavar="FILE",
+                   help="also convert the bags listed in FILE, one a line (blank lines and # comments skipped; "
+                        "relative paths are relative to FILE's folder); repeatable. Running the same farm again "
+                        "converts only the bag windows not yet in the task (each episode records its source)")
     options.add_rig_options(p, required=False)  # not needed with --suggest-rig
     p.add_argument("--task", help="task name: episodes go to ROOT/TASK (required unless --suggest-rig)")
     p.add_argument("--out", default="egorec_data", help="dataset root (default ./egorec_data)")
@@ -57,7 +67,8 @@ def add_parser(sub) -> None:
                    help="run the episodes as Ray tasks: on the cluster at ADDRESS, or on a local Ray instance; "
                         "ROOT must be on a filesystem shared with the workers")
     p.add_argument("--keep-going", action="store_true",
-                   help="convert the other bags when one fails; failures are summarised (exit status 1)")
+                   help="convert the other bags when one fails; the failed bags are listed with their reasons "
+                        "(exit status 3)")
     options.add_codec_options(p)
     p.set_defaults(run=run)
 
@@ -70,6 +81,7 @@ def run(args) -> int:
               file=sys.stderr)
         return 2
     from egorec_ros.assembly.assembler import AssemblyConfig
+    from egorec_ros.converter.bag_list import expand_bags
     from egorec_ros.converter.bag_plan import SplitRule
     from egorec_ros.converter.clocks import ClockPolicy
     from egorec_ros.converter.convert_run import Parallelism, convert_bags
@@ -86,7 +98,11 @@ def run(args) -> int:
             policy=policy, assembly=assembly, bad_frames=args.bad_frames, **options.given(max_gap_s=args.max_gap))
         rule = SplitRule(gap_s=args.gap, ranges=tuple(map(tuple, args.ranges or ())), range_origin=args.range_origin,
                          marker=args.marker, start_words=_words(args.start_words), stop_words=_words(args.stop_words))
-        result = convert_bags(args.bags, settings, out=args.out, rule=rule, keep_going=args.keep_going,
+        bags = expand_bags(args.bags, args.from_list)
+        if not bags:
+            print("egorec convert: no bag given (BAG arguments or --from-list FILE)", file=sys.stderr)
+            return 2
+        result = convert_bags(bags, settings, out=args.out, rule=rule, keep_going=args.keep_going,
                               parallel=Parallelism(jobs=args.jobs, ray=args.ray is not None,
                                                    ray_address=args.ray or None),
                               on_episode=_announce)
@@ -94,7 +110,9 @@ def run(args) -> int:
         print(f"egorec convert: {exc}", file=sys.stderr)
         return 2
     _summarise(result)
-    return 1 if result.failures else 0
+    if result.failures:
+        return 3 if args.keep_going else 1
+    return 0
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -112,6 +130,8 @@ def _summarise(result: RunResult) -> None:
     for bag in result.bags:
         print("\n".join(bag.lines()))
     failures = result.failures
+    if result.farm:
+        print(result.farm)
     if result.episodes:
         print(f"\n{result.episodes} episode(s) written to {result.task_dir}")
     else:
@@ -129,7 +149,7 @@ def _suggest(args) -> int:
     from egorec_ros.bags.errors import BagError
     from egorec_ros.converter.suggest import suggest_rig
 
-    if len(args.bags) != 1:
+    if len(args.bags) != 1 or args.from_list:
         print("egorec convert --suggest-rig takes one bag", file=sys.stderr)
         return 2
     try:

@@ -7,6 +7,9 @@
    task's next number, and hand one job per episode to a runner: the driver itself,
    local worker processes or a Ray cluster. Each job stages its episode in a private
    task dir of the run's work folder (``work_dir.py``).
+   A bag window some committed episode of the task was already converted from (its row's
+   ``source``, ``provenance.py``) gets no job: running the same farm again after Ctrl-C, a
+   killed driver or a lost node converts only what is missing.
 3. Commit staged episodes strictly in run order, waiting for earlier ones: numbering is
    that of a serial run whatever finishes first; when an episode fails, the next one
    takes its number (``TaskWriter.adopt`` renumbers). Every mode runs the same job
@@ -28,7 +31,9 @@ from egorec_ros.converter.bag_plan import BagPlan, SplitRule, plan_bag
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome
 from egorec_ros.converter.failures import CONVERSION_ERRORS, DuplicateBagError
 from egorec_ros.converter.errors import ConvertOptionError
+from egorec_ros.converter.farm_progress import FarmProgress
 from egorec_ros.converter.interrupts import interrupts_deferred
+from egorec_ros.converter.provenance import SourceKey, bag_identity, converted_windows, source_key, source_of
 from egorec_ros.converter.run_progress import RunProgress
 from egorec_ros.converter.runners import OnProgress, ProcessRunner, Runner, SerialRunner
 from egorec_ros.converter.work_dir import WorkDir
@@ -55,6 +60,8 @@ class BagResult:
     plan: BagPlan | None = None
     episodes: list[tuple[int, EpisodeOutcome]] = field(default_factory=list)   # (episode_index, outcome)
     failures: list[str] = field(default_factory=list)
+    identity: tuple[int, str] | None = None     # (size, hash): provenance.bag_identity
+    already: int = 0                            # windows converted by an earlier run (no job)
 
     def lines(self) -> list[str]:
         """What a user should know about this bag, after the run."""
@@ -63,6 +70,8 @@ class BagResult:
         storage = f" ({self.plan.storage})" if self.plan else ""
         head = f"{self.bag}{storage}: {len(self.episodes)} episode(s), {rows} rows"
         out = [head + (f": {numbers}" if numbers else "")]
+        if self.already:
+            out.append(f"  {self.already} episode(s) of this bag were already in the task (converted earlier)")
         drops: dict[str, Counter] = defaultdict(Counter)
         for _, o in self.episodes:
             for sid, kinds in o.drops.items():
@@ -92,6 +101,7 @@ class RunResult:
     task_dir: Path
     bags: list[BagResult]
     stopped: str | None = None      # why the run stopped before converting everything
+    farm: str = ""                  # the farm's last progress line (bags, rows, nodes)
 
     @property
     def failures(self) -> list[str]:
@@ -130,23 +140,35 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
         for bag in result.bags:
             try:
                 bag.plan = plan_bag(bag.bag, settings.rig, rule)
+                bag.identity = bag_identity(bag.bag)
+            except OSError as exc:
+                bag.failures.append(f"{bag.bag}: cannot be read: {exc}")
+                if not keep_going:
+                    result.stopped = "a bag cannot be converted; nothing was converted (--keep-going skips it)"
+                    return
             except CONVERSION_ERRORS as exc:
                 bag.failures.append(str(exc))
                 if not keep_going:
                     result.stopped = "a bag cannot be converted; nothing was converted (--keep-going skips it)"
                     return
         with WorkDir(out) as work:
-            jobs, owner, totals = _jobs(result.bags, writer, work, remote=parallel.ray)
+            jobs, owner, totals = _jobs(result.bags, writer, work, converted_windows(writer.paths),
+                                        remote=parallel.ray)
             bars = RunProgress(jobs, totals, fps=settings.rig.fps, enabled=progress)
-            runner = _runner(settings, parallel, work, bars.advance)
+            farm = _farm(result.bags, jobs, progress)
+            left = Counter(j.bag for j in jobs)
+            runner = _runner(settings, parallel, work, bars.advance, sorted(left))
             try:
                 for job in jobs:
                     runner.submit(job)
                 for job in jobs:
                     outcome = runner.outcome(job.order)
                     bars.done(outcome)
+                    left[job.bag] -= 1
                     if outcome.error is not None:
                         owner[job.order].failures.append(outcome.error)
+                        if not left[job.bag]:
+                            farm.bag(outcome.node, failed=True)
                         if not keep_going:
                             result.stopped = "an episode failed; the run stopped (--keep-going converts the rest)"
                             break
@@ -155,11 +177,15 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                     with interrupts_deferred():
                         number = writer.adopt(Path(outcome.staged)).index
                     owner[job.order].episodes.append((number, outcome))
+                    farm.episode(outcome.node, outcome.rows)
+                    if not left[job.bag]:
+                        farm.bag(outcome.node, failed=bool(owner[job.order].failures))
                     if on_episode is not None:
                         on_episode(number, outcome)
             finally:
                 runner.close()
                 bars.close()
+                result.farm = farm.line()
 
 
 def refuse_duplicates(bags: Sequence[str | Path]) -> None:
@@ -203,11 +229,23 @@ def _remove_created(created: list[Path]) -> None:
             return
 
 
-def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, *,
+def _farm(bags: list[BagResult], jobs: list[EpisodeJob], progress: bool | None) -> FarmProgress:
+    """Bags failed at planning count as failed; bags with nothing left to do as already converted."""
+    with_jobs = {j.bag for j in jobs}
+    farm = FarmProgress(len(bags), sum(1 for b in bags if b.plan is not None and b.already
+                                       and str(Path(b.bag).resolve()) not in with_jobs),
+                        enabled=progress is not False)
+    farm.failed = sum(1 for b in bags if b.plan is None)
+    farm.done = sum(1 for b in bags if b.plan is not None and not b.already and not b.plan.windows)
+    return farm
+
+
+def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, converted: set[SourceKey], *,
           remote: bool) -> tuple[list[EpisodeJob], dict[int, BagResult], dict[str, int | None]]:
     """One job per episode window in run order, numbered from the task's next number; the
     bag each job belongs to; and the messages each job's bag reads (its plan's, for progress).
-    Paths are absolute: workers may run elsewhere."""
+    Windows in ``converted`` (an earlier run's) get no job. Paths are absolute: workers may run
+    elsewhere."""
     first = writer.next_number().index
     tasks = writer.tasks_jsonl()
     jobs: list[EpisodeJob] = []
@@ -218,20 +256,26 @@ def _jobs(bags: list[BagResult], writer: TaskWriter, work: WorkDir, *,
         if plan is None:        # its planning failed (--keep-going): no jobs
             continue
         path = str(Path(bag.bag).resolve())
+        assert bag.identity is not None         # planned: identified too
         for window in plan.windows:
+            source = source_of(path, bag.identity, window)
+            if source_key(source) in converted:
+                bag.already += 1
+                continue
             order = len(jobs)
             owner[order] = bag
             totals[path] = plan.messages
             jobs.append(EpisodeJob(order, path, window, first + order, work.job_dir(order),
-                                   plan.cut, tasks, work.probe if remote else None))
+                                   plan.cut, tasks, work.probe if remote else None, source))
     return jobs, owner, totals
 
 
-def _runner(settings: ConvertSettings, parallel: Parallelism, work: WorkDir, on_progress: OnProgress) -> Runner:
+def _runner(settings: ConvertSettings, parallel: Parallelism, work: WorkDir, on_progress: OnProgress,
+            bags: Sequence[str]) -> Runner:
     if parallel.ray:
         from egorec_ros.converter.ray_runner import RayRunner    # ray is an optional dependency
         return RayRunner(settings, parallel.ray_address, parallel.jobs if parallel.jobs > 1 else None,
-                         work.probe, on_progress)
+                         work.probe, on_progress, bags)
     if parallel.jobs > 1:
         return ProcessRunner(settings, parallel.jobs, on_progress)
     return SerialRunner(settings, on_progress)

@@ -13,6 +13,8 @@ an ``EpisodeOutcome`` with ``error`` set (and nothing staged).
 from __future__ import annotations
 
 import dataclasses
+import os
+import secrets
 import shutil
 import traceback
 from contextlib import closing
@@ -38,7 +40,9 @@ from egorec_ros.converter.work_dir import check_shared
 from egorec_ros.recorder.replay import record_samples
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig
+from egorec_ros.schema.episode_row import read_episode_row, write_episode_row
 from egorec_ros.store import TaskWriter
+from egorec_ros.store.staging import EPISODE_ROW
 
 # A bag is read as fast as the encoders take frames, and they run below the reader's priority
 # (thread_priority.py), so their queues stay full: 8 frames a stream keep them as busy as 30 did
@@ -74,6 +78,7 @@ class EpisodeJob:
     cut: bool = False                           # the window starts at a cut (range, marker), not with data
     tasks_jsonl: bytes | None = None            # the real task's meta/tasks.jsonl
     probe: tuple[str, str] | None = None        # (file, token) proving the driver's filesystem is visible
+    source: dict | None = None                  # the episode row's ``source`` (provenance.py)
 
 
 @dataclass
@@ -88,8 +93,7 @@ class EpisodeOutcome:
     lines: list[str] = field(default_factory=list)                    # clock notes, odd stamps, bad frames
     qa: dict = field(default_factory=dict)                            # the QA verdict in its episode row
     error: str | None = None
-
-
+    node: str = ""                              # where it ran (Ray: the node), for the farm's progress
 
 
 def convert_episode(job: EpisodeJob, settings: ConvertSettings, progress: ProgressFn | None = None) -> EpisodeOutcome:
@@ -124,7 +128,7 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
     guard = GapGuard(rig, settings.max_gap_s, bag.when)
     config = dataclasses.replace(settings.assembly, wall_offset_ns=-clock.offset_ns)
     clock_lines = ([clock.describe()] if clock.offset_ns else []) + _clock_lines(report)
-    work = Path(job.work_dir)
+    work = _attempt_dir(Path(job.work_dir))
     # closing(samples): its reader thread stops here, before the bag is closed, even on an error;
     # no crash journal: an interrupted conversion is run again from the bag
     with TaskWriter(work, task_name=settings.task, codec=settings.codec, depth_container=settings.depth_container,
@@ -146,11 +150,25 @@ def _convert(bag: Bag, job: EpisodeJob, settings: ConvertSettings, progress: Pro
         topics = {r.stream.id: r.topic for r in plan.all_routes}
         raise NoRowsError(_no_rows(bag, job.window, assembly, settings.assembly.latency_ms,
                                    _delays(rig, report, clock.offset_ns), topics))
+    assert result.staged is not None            # commit=False: the episode is left staged
+    if job.source is not None:
+        row = Path(result.staged) / EPISODE_ROW
+        write_episode_row(row, read_episode_row(row) | {"source": job.source})
     outcome.staged, outcome.rows, outcome.qa = str(result.staged), result.rows, result.qa or {}
     outcome.drops = {sid: c for sid, c in assembly.streams.items() if problems(c)}
     if assembly.missing_streams:
         outcome.lines.append(f"video streams left out (no frame at the episode start): "
                              f"{', '.join(assembly.missing_streams)}")
+
+
+def _attempt_dir(job_dir: Path) -> Path:
+    """A fresh folder for this attempt of the job, other attempts' staging removed first: a Ray
+    task re-run after its worker or node died must not adopt what the dead attempt half wrote
+    (the dead attempt no longer writes, so removing its folder races with nothing)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    for old in job_dir.glob("attempt-*"):
+        shutil.rmtree(old, ignore_errors=True)
+    return job_dir / f"attempt-{os.getpid()}-{secrets.token_hex(4)}"
 
 
 def _clock_lines(report: ReadReport) -> list[str]:

@@ -2,52 +2,60 @@
 
 Without an address a local Ray instance is started for the run (and stopped after it);
 with one (``auto``, ``HOST:PORT``, ``ray://HOST:10001``) the run joins that cluster.
-Workers stage episodes under the output ROOT and the driver commits them, so ROOT must
-be on a filesystem every worker node shares with the driver: a probe task checks it
-before any job is sent, and every job checks it again on its own node. Workers import
-egorec_ros, so the cluster's Python environment needs it (``runtime_env`` or an image).
+Workers read the bag and stage episodes under the output ROOT; the driver commits them in
+run order, so ROOT and the bags must be on storage every worker node shares with the
+driver: a probe on every node checks both before any job is sent (a node that cannot see
+them is named in a one-line error), and every job checks ROOT again where it runs.
+A task whose worker process or node dies is re-run by Ray (``TASK_RETRIES``); the new
+attempt discards the dead one's staging (``episode_job._attempt_dir``), so each episode is
+committed once. Tasks return an ``EpisodeOutcome`` (counts, lines), never frames. Workers
+import egorec_ros, so the cluster's Python environment needs it (``runtime_env`` or an image).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from egorec_ros.cluster.errors import ClusterError
+from egorec_ros.cluster.session import TASK_RETRIES, RaySession, check_paths_visible, node_label
 from egorec_ros.converter.episode_job import ConvertSettings, EpisodeJob, EpisodeOutcome, convert_episode
-from egorec_ros.converter.errors import ConvertOptionError
 from egorec_ros.converter.failures import SharedFilesystemError
 from egorec_ros.converter.runners import POLL_S, OnProgress, QueueProgress, drain
 from egorec_ros.converter.work_dir import check_shared
 
 
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise ConvertOptionError("--ray needs the ray package: pip install 'egorec_ros[ray]' (or pip install ray)") from None
-    return ray
-
-
 def _run_on_ray(job: EpisodeJob, settings: ConvertSettings, events) -> EpisodeOutcome:
-    return convert_episode(job, settings, QueueProgress(events, job.order))
+    outcome = convert_episode(job, settings, QueueProgress(events, job.order))
+    outcome.node = node_label()
+    if outcome.error is not None:
+        outcome.error = f"on node {outcome.node}: {outcome.error}"
+    return outcome
+
+
+def _probe(probe: tuple[str, str], bags: Sequence[str]) -> None:
+    check_paths_visible(*bags)
+    check_shared(*probe)
 
 
 class RayRunner:
     def __init__(self, settings: ConvertSettings, address: str | None, workers: int | None,
-                 probe: tuple[str, str], on_progress: OnProgress) -> None:
-        ray = _ray()
+                 probe: tuple[str, str], on_progress: OnProgress, bags: Sequence[str] = ()) -> None:
+        self._session = RaySession(address, workers)
+        ray = self._ray = self._session.ray
         from ray.util.queue import Empty, Queue
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        self._ray, self._empty, self._on_progress = ray, Empty, on_progress
-        self._owns = not ray.is_initialized()
-        if self._owns:
-            ray.init(address=address, num_cpus=workers if address is None else None, include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
+        self._empty, self._on_progress = Empty, on_progress
         self._refs: dict[int, tuple[EpisodeJob, object]] = {}
         try:
-            self._events = Queue()
-            self._settings = ray.put(settings)
-            self._task = ray.remote(num_cpus=1, max_retries=0)(_run_on_ray)
             try:
-                ray.get(ray.remote(num_cpus=1)(check_shared).remote(*probe))
-            except ray.exceptions.RayTaskError as exc:
-                raise exc.cause if isinstance(exc.cause, SharedFilesystemError) else exc from None
+                self._session.on_every_node(_probe, probe, list(bags), what="the output root and the bags")
+            except ClusterError as exc:
+                raise SharedFilesystemError(str(exc)) from None
+            # the progress queue lives with the driver: losing a worker node must not lose it
+            here = NodeAffinitySchedulingStrategy(self._session.driver_node(), soft=False)
+            self._events = Queue(actor_options={"num_cpus": 0, "scheduling_strategy": here})
+            self._settings = ray.put(settings)
+            self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(_run_on_ray)
         except BaseException:
             self.close()
             raise
@@ -61,9 +69,10 @@ class RayRunner:
             while not self._ray.wait([ref], timeout=POLL_S)[0]:
                 drain(self._events, self._on_progress, self._empty)
             return self._ray.get(ref)
-        except self._ray.exceptions.RayError as exc:      # the worker died, the node went away, ...
-            return EpisodeOutcome(job.order, job.bag, job.window,
-                                  error=f"{job.bag}: the Ray task converting {job.window.reason} failed: {exc}")
+        except self._ray.exceptions.RayError as exc:      # retries used up: workers or nodes kept dying
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return EpisodeOutcome(job.order, job.bag, job.window, error=(
+                f"{job.bag}: the Ray task converting {job.window.reason} failed {TASK_RETRIES + 1} times: {first}"))
         finally:
             drain(self._events, self._on_progress, self._empty)
 
@@ -72,5 +81,4 @@ class RayRunner:
         for _, ref in self._refs.values():
             self._ray.cancel(ref, force=True)
         self._refs.clear()
-        if self._owns:
-            self._ray.shutdown()
+        self._session.close()

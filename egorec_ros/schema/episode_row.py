@@ -4,6 +4,9 @@ force-matrix scale (force_matrix_specs) and SLAM frames (slam_specs, §7.2).
 ``stats`` (JSON) is our additive column: the episode's own feature statistics, so
 stats.json can be rebuilt exactly after a deletion or a recovery. ``qa`` (JSON) is the
 other: the episode's QA verdict (``egorec_ros.qa``), "{}" when none was computed.
+``source`` (JSON, only in rows of converted episodes) says which bag and window an episode
+was converted from (``converter/provenance.py``): written only when given, so recorded
+episodes' rows keep their bytes.
 Missing columns read from older rows get their defaults (§7.2 last bullet).
 """
 from __future__ import annotations
@@ -33,11 +36,12 @@ EPISODE_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
     "stats": (pa.string(), "{}"),
     "qa": (pa.string(), "{}"),
 }
+OPTIONAL_JSON_COLUMNS = ("source",)
 JSON_COLUMNS = ("drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs", "stats", "qa")
 
 
 def episode_row_table(values: Mapping[str, Any]) -> pa.Table:
-    unknown = set(values) - set(EPISODE_COLUMNS)
+    unknown = set(values) - set(EPISODE_COLUMNS) - set(OPTIONAL_JSON_COLUMNS)
     if unknown:
         raise KeyError(f"unknown episode row columns {sorted(unknown)}")
     cols = {}
@@ -46,6 +50,10 @@ def episode_row_table(values: Mapping[str, Any]) -> pa.Table:
         if name in JSON_COLUMNS and not isinstance(v, str):
             v = json.dumps(v, ensure_ascii=False, sort_keys=True)
         cols[name] = pa.array([v], type_)
+    for name in OPTIONAL_JSON_COLUMNS:
+        if values.get(name) is not None:
+            v = values[name]
+            cols[name] = pa.array([v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)])
     return pa.table(cols)
 
 
@@ -72,4 +80,8 @@ def _parsed(row: Mapping[str, Any]) -> dict[str, Any]:
     out = {name: row.get(name, default) for name, (_, default) in EPISODE_COLUMNS.items()}
     for name in JSON_COLUMNS:
         out[name] = json.loads(out[name] or "{}")
-    return out | {k: v for k, v in row.items() if k not in out}
+    extra = {k: v for k, v in row.items() if k not in out}
+    for name in OPTIONAL_JSON_COLUMNS:
+        if isinstance(extra.get(name), str):
+            extra[name] = json.loads(extra[name] or "{}")
+    return out | extra

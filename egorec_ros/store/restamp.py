@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from egorec_ros.layout import atomic
-from egorec_ros.schema.episode_row import EPISODE_COLUMNS, read_episode_row, write_episode_row
+from egorec_ros.schema.episode_row import EPISODE_COLUMNS, OPTIONAL_JSON_COLUMNS, read_episode_row, write_episode_row
 from egorec_ros.store.row_sink import DATA_FILE, parquet_options
 from egorec_ros.store.staging import EPISODE_ROW, Manifest
 
@@ -24,7 +24,8 @@ def restamp_staged(folder: Path, *, episode_index: int, task_index: int, task_na
         _rewrite_data(folder / DATA_FILE, manifest, episode_index, task_index)
         row = read_episode_row(folder / EPISODE_ROW)
         row.update(episode_index=episode_index, task_index=task_index)
-        write_episode_row(folder / EPISODE_ROW, {k: v for k, v in row.items() if k in EPISODE_COLUMNS})
+        write_episode_row(folder / EPISODE_ROW, {k: v for k, v in row.items()
+                                                     if k in EPISODE_COLUMNS or k in OPTIONAL_JSON_COLUMNS})
     dataclasses.replace(manifest, episode_index=episode_index, task_index=task_index,
                         task_name=task_name).write(folder)
 

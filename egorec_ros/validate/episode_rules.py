@@ -16,7 +16,7 @@ from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.codecs.probe import count_frames
 from egorec_ros.layout.numbering import EpisodeNumber
 from egorec_ros.layout.paths import TaskPaths
-from egorec_ros.schema.episode_row import EPISODE_COLUMNS, JSON_COLUMNS
+from egorec_ros.schema.episode_row import EPISODE_COLUMNS, JSON_COLUMNS, OPTIONAL_JSON_COLUMNS
 from egorec_ros.schema.names import KEY_COLUMNS
 from egorec_ros.validate.findings import Findings
 
@@ -191,7 +191,7 @@ def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int
         if name not in row and name not in ("slam_specs", "stats", "qa"):
             out.add(rel, name, "§7.1", "column missing")
     parsed = {}
-    for name in JSON_COLUMNS:
+    for name in (*JSON_COLUMNS, *OPTIONAL_JSON_COLUMNS):
         if name in row:
             try:
                 parsed[name] = json.loads(row[name])

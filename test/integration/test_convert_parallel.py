@@ -68,7 +68,7 @@ def test_jobs_2_writes_the_same_files_as_a_serial_run(tmp_path, bags, serial):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_corrupt_bag_with_keep_going_leaves_no_trace_and_is_summarised(tmp_path, bags, serial, jobs):
     done = convert([bags["a"], bags["corrupt"], bags["truncated"], bags["c"]], tmp_path, "--keep-going",
-                   "--jobs", jobs, expect=1)
+                   "--jobs", jobs, expect=3)
     task = tmp_path / "conv"
     assert_no_trace(tmp_path)
     assert validate_task(task) == []

@@ -32,6 +32,9 @@ def add_parser(formats) -> None:
     p.add_argument("--depth", action="store_true", help="add <key>.depth.npy, uint16 millimetres")
     p.add_argument("--dataset-name", help="key prefix and meta dataset_name (default: the task name in ASCII)")
     p.add_argument("--jobs", type=int, default=1, help="episodes exported in parallel (default 1)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="export the episodes as Ray tasks on the cluster at ADDRESS (or a local Ray instance); "
+                        "TASK_DIR and --out must be on storage every node mounts at the same path")
     p.add_argument("--hand-frame", choices=sorted(HAND_FRAMES),
                    help="frame of the hand keypoints when the task does not declare it")
     p.add_argument("--frames-per-shard", type=int, default=10_000, help="frame budget of a shard (default 10000)")
@@ -46,6 +49,7 @@ def add_parser(formats) -> None:
 
 
 def run(args) -> int:
+    from egorec_ros.cluster.errors import ClusterError
     from egorec_ros.dataset import DatasetError
     from egorec_ros.export.egosmith.errors import ExportRefused
     if args.check:
@@ -55,7 +59,7 @@ def run(args) -> int:
         return EXIT_REFUSED
     try:
         summary = _export(args)
-    except (ExportRefused, DatasetError) as exc:
+    except (ExportRefused, DatasetError, ClusterError) as exc:
         print(f"egorec export egosmith: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     summary["check"] = _checked(args.out, args.train_depth)
@@ -71,7 +75,7 @@ def _export(args) -> dict:
     try:
         return export(args.task_dir, args.out, episodes=args.episodes, depth=args.depth, name=args.dataset_name,
                       jobs=args.jobs, hand_frame=args.hand_frame, frames_per_shard=args.frames_per_shard,
-                      pose_tolerance_ns=int(args.pose_tolerance_ms * 1e6),
+                      pose_tolerance_ns=int(args.pose_tolerance_ms * 1e6), ray=args.ray,
                       progress=bar.update, on_plan=lambda total: setattr(bar, "total", total))
     finally:
         bar.close()

@@ -5,13 +5,13 @@ applies the trainer's drop rules to what was written."""
 from __future__ import annotations
 
 import io
-import multiprocessing
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from egorec_ros.cluster.executor import executor
+from egorec_ros.cluster.session import check_paths_visible
 from egorec_ros.dataset import open_task
 from egorec_ros.export.egosmith.episode import EpisodeResult, Options, export_episode, plan_episode
 from egorec_ros.export.egosmith.errors import ExportRefused
@@ -65,11 +65,13 @@ def _write_serial(task_root: Path, plans: list[EpisodeSources], opts: Options, w
 
 
 def _write_parallel(task_root: Path, plans: list[EpisodeSources], opts: Options, writer: ShardWriter, out: Path,
-                    jobs: int, progress: Callable[[int], object]) -> Iterator[EpisodeResult]:
+                    jobs: int, progress: Callable[[int], object], ray: str | None = None) -> Iterator[EpisodeResult]:
     """Workers write part files; they are joined into shards in episode order as they come.
-    Workers are spawned, never forked: the parent may already run decoder threads (PyAV/FFmpeg)
-    whose locks a forked child would inherit held, and hang in."""
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    With ``ray`` (an address, "" for a local instance) the workers are Ray tasks on every node,
+    which must see the task and ``out`` (checked first); a retried task rewrites its part file.
+    Local workers are spawned, never forked (``cluster.executor``)."""
+    with executor(jobs, ray or None, ray=ray is not None, check=check_paths_visible,
+                  check_args=(str(task_root), str(out)), what="the task dir and --out") as pool:
         parts = [out / PART.format(s.episode_index) for s in plans]
         futures = [pool.submit(_one, str(task_root), s, opts, str(p), number)
                    for number, (s, p) in enumerate(zip(plans, parts))]
@@ -90,7 +92,7 @@ def export(task_dir: str | Path, out: str | Path, *, episodes: Iterable[int] | N
            name: str | None = None, jobs: int = 1, hand_frame: str | None = None,
            frames_per_shard: int = DEFAULT_FRAMES_PER_SHARD, pose_tolerance_ns: int = DEFAULT_TOLERANCE_NS,
            progress: Callable[[int], object] = lambda n: None,
-           on_plan: Callable[[int], object] = lambda total: None) -> dict:
+           on_plan: Callable[[int], object] = lambda total: None, ray: str | None = None) -> dict:
     task = open_task(task_dir)
     out = Path(out)
     wanted = set(episodes) if episodes is not None else None
@@ -109,10 +111,10 @@ def export(task_dir: str | Path, out: str | Path, *, episodes: Iterable[int] | N
     on_plan(sum(s.rows for s in plans))
     writer = ShardWriter(out, frames_per_shard)
     try:
-        if jobs <= 1:
+        if jobs <= 1 and ray is None:
             results = list(_write_serial(task.root, plans, opts, writer, progress))
         else:
-            results = list(_write_parallel(task.root, plans, opts, writer, out, jobs, progress))
+            results = list(_write_parallel(task.root, plans, opts, writer, out.resolve(), jobs, progress, ray))
         writer.finish()
     except BaseException:
         writer.abort()
