@@ -30,7 +30,7 @@ def bag_identity(bag: str | Path) -> tuple[int, str]:
             length = f.seek(0, 2)
             size += length
             f.seek(0)
-            digest.update(f.name.rsplit("/", 1)[-1].encode() + length.to_bytes(8, "little") + f.read(CHUNK))
+            digest.update(length.to_bytes(8, "little") + f.read(CHUNK))      # not the name: a bag may be renamed
             if length > CHUNK:
                 f.seek(max(CHUNK, length - CHUNK))
                 digest.update(f.read(CHUNK))
