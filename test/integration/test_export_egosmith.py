@@ -127,7 +127,7 @@ def test_every_member_reads_back_with_its_dtype_shape_and_values(shards, appendi
 
 def test_parallel_export_writes_the_same_bytes(shards, appendix_b_task: Path, tmp_path: Path, monkeypatch) -> None:
     """Workers are spawned: a forked child of a process running decoder threads can hang for ever."""
-    import egorec_ros.export.egosmith.run as run_module
+    import egorec_ros.cluster.executor as run_module      # where the exporter's worker pool is made
     methods = []
 
     class Recording(run_module.ProcessPoolExecutor):        # type: ignore[misc, valid-type]
