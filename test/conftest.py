@@ -8,12 +8,19 @@ pyproject.toml puts test/ on pytest's pythonpath).
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 from egorec_ros.store import TaskWriter
 from helpers.store import RIGHT_GLOVE_OFF, TASK_NAME, Tiny, record_episode, small_appendix_b, tiny_declaration
+
+# A run started in the background by a shell without job control (`pytest ... &` in a script) has
+# SIGINT ignored, and children inherit that: the tests that Ctrl-C a recorder or a convert then saw it
+# run on. A handled signal is reset to the default in a child, so handle it here.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
