@@ -106,8 +106,10 @@ def test_ctrl_c_leaves_only_complete_episodes(tmp_path, tmp_path_factory, bags):
                "--task", "conv", "--out", str(tmp_path), "--jobs", "2"]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(f"{PREFIX}*/job-*/.staging-episode-*")) and time.monotonic() < deadline:
+    staging = f"{PREFIX}*/job-*/attempt-*/.staging-episode-*"       # episode_job._attempt_dir
+    while not list(tmp_path.glob(staging)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert list(tmp_path.glob(staging)), "no staged episode seen: where do workers stage now?"
     time.sleep(0.5)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=120)
