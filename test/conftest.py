@@ -7,8 +7,10 @@ pyproject.toml puts test/ on pytest's pythonpath).
 """
 from __future__ import annotations
 
+import os
 import shutil
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,32 @@ from helpers.store import RIGHT_GLOVE_OFF, TASK_NAME, Tiny, record_episode, smal
 # run on. A handled signal is reset to the default in a child, so handle it here.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _children() -> list[int]:
+    """Pids of this process's live children (from /proc: no dependency for a safety net)."""
+    me, found = str(os.getpid()), []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            if f"\nPPid:\t{me}\n" in status:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_outlives_the_run() -> Iterator[None]:
+    """A test that failed before reaping its children (a simulated device that did not stop) leaves
+    them publishing; they must not outlive the run, loading the machine and its DDS domains."""
+    yield
+    for pid in _children():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.fixture(scope="session")
