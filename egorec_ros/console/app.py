@@ -54,7 +54,7 @@ class ConsoleState:
 
 
 def _static(name: str) -> bytes:
-    return resources.files("egorec_ros.console").joinpath("static", name).read_bytes()
+    return resources.files("egorec_ros.console").joinpath("static").joinpath(name).read_bytes()   # one part a call: 3.10
 
 
 def _token_ok(request: Request, token: str) -> bool:

@@ -28,8 +28,14 @@ def _record(browser, instruction: str, seconds: float = 1.5) -> None:
     box = browser.find_element(By.ID, "instruction")
     box.clear()
     box.send_keys(instruction)
+    # Start is enabled once the page's status says the recorder is idle (a status from before the last
+    # stop can still be on its way)
+    wait_for(lambda: browser.find_element(By.ID, "start").is_enabled(), 20, "Start to be enabled")
     browser.find_element(By.ID, "start").click()
-    wait_for(lambda: browser.find_element(By.ID, "state").text == "recording", 20, "the recorder to be recording")
+    try:
+        wait_for(lambda: browser.find_element(By.ID, "state").text == "recording", 20, "the recorder to be recording")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the page says: {browser.find_element(By.ID, 'message').text!r}") from None
     wait_for(lambda: int(browser.execute_script("return window.egorec.snapshots")) > 0, 5, "live events")
     import time
     time.sleep(seconds)
