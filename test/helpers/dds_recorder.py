@@ -23,16 +23,14 @@ from egorec_ros.transport.base import RECORDER
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
 from helpers.cli import egorec_ok
+from helpers.dds_domains import domain_for
 
 STORE = ros2_typestore()
 
 
-def dds_env_for(base: int, span: int = 30) -> dict:
-    """os.environ pinned to loopback DDS on domain ``base + pid % span`` (ROS allows 0..232; pick a
-    range no other test file uses: see the loopback_env calls under test/)."""
-    if not 0 <= base and base + span - 1 <= 232:
-        raise ValueError(f"domain ids {base}..{base + span - 1} are outside 0..232")
-    return dict(os.environ, **loopback_env(base + os.getpid() % span), PYTHONUNBUFFERED="1")
+def dds_env_for(module: str) -> dict:
+    """os.environ pinned to loopback DDS in a domain of ``module``'s own (see helpers/dds_domains)."""
+    return dict(os.environ, **loopback_env(domain_for(module)), PYTHONUNBUFFERED="1")
 
 
 def egorec_bg(args: list[str], env: dict, log: Path) -> subprocess.Popen:

@@ -47,7 +47,7 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
     from selenium.webdriver.common.by import By
     browser = browser_or_skip(tmp_path)
     try:
-        with running_recorder(tmp_path, dds_env_for(50, 10), name="rec_console", task="t") as rec:
+        with running_recorder(tmp_path, dds_env_for(__name__), name="rec_console", task="t") as rec:
             console, url = console_process(["--name", rec.name, "--out", str(rec.out)], rec.env, tmp_path / "console.log")
             try:
                 # nothing outside the task folder, however encoded; no control without the token

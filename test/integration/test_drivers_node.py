@@ -32,6 +32,7 @@ from helpers.fake_s80 import jpeg
 from helpers.gripper_board import SimBoard
 from helpers import ros2
 from helpers.usb_glove_wire import adc_payload, frame as glove_frame, imu_payload
+from helpers.dds_domains import domain_for
 
 RIG = DATA / "drivers_node_rig.yaml"
 NODE = "egorec_drivers"
@@ -44,7 +45,7 @@ QUAT = np.tile([16384, 0, 0, 0], (16, 1))                  # w=1: valid, stored 
 @pytest.fixture
 def dds_env(monkeypatch):
     """This process and its children on loopback, in a domain of their own (60..89)."""
-    for k, v in loopback_env(60 + os.getpid() % 30).items():
+    for k, v in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(k, v)
     return dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -296,7 +297,7 @@ def ros_env() -> Iterator[dict[str, str]]:
         pytest.skip(reason)
     import tempfile
     with tempfile.TemporaryDirectory() as base:
-        env = ros2.sourced_env(ros2.build(Path(base)), 60 + os.getpid() % 30)
+        env = ros2.sourced_env(ros2.build(Path(base)), domain_for(__name__))
         yield env
         subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=60)
 

@@ -3,7 +3,6 @@ while someone subscribes, stamped with the frame's own stamp. Real Cyclone DDS o
 from __future__ import annotations
 
 import io
-import os
 import time
 
 import numpy as np
@@ -17,13 +16,14 @@ from egorec_ros.rig.load import load_rig
 from egorec_ros.transport.base import SENSOR_DATA
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.dds_domains import domain_for
 
 STORE = ros2_typestore()
 
 
 @pytest.fixture
 def transport(monkeypatch):
-    for k, v in loopback_env(90 + os.getpid() % 10).items():   # 90..99: no other test file's range
+    for k, v in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(k, v)
     with DdsTransport() as t:
         yield t

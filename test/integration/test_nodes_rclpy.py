@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ros2
+from helpers.dds_domains import domain_for
 
 RIG, SIZE = "uvc_pair", "160x120"
 
@@ -29,7 +30,7 @@ def install(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def env(install) -> Iterator[dict[str, str]]:
-    env = ros2.sourced_env(install, 50 + os.getpid() % 40)   # 0..232 are valid; others use 100+
+    env = ros2.sourced_env(install, domain_for(__name__))
     yield env
     # `ros2 service call` / `topic echo` leave a ros2 daemon for the domain running
     subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=60)

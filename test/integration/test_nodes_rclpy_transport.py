@@ -3,7 +3,6 @@ samples, because the executor only queues them (keep-last histories are not over
 service call being answered when the service is closed (Ctrl-C during a stop) still gets its reply."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -11,6 +10,7 @@ import pytest
 
 from egorec_ros.transport.base import DEFAULT, QoS
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.dds_domains import domain_for
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: source /opt/ros/<distro>/setup.bash")
 
@@ -24,7 +24,7 @@ def _wait(pred, timeout=10.0):
 
 @pytest.fixture(autouse=True)
 def loopback(monkeypatch):
-    for key, value in dict(loopback_env(150 + os.getpid() % 40), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
+    for key, value in dict(loopback_env(domain_for(__name__)), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
         monkeypatch.setenv(key, value)
 
 

@@ -17,7 +17,7 @@ from helpers.dds_recorder import dds_env_for, running_recorder
 
 @pytest.fixture
 def dds_env():
-    return dds_env_for(10, 40)   # domains 10..49: no other test file uses them
+    return dds_env_for(__name__)
 
 
 def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):

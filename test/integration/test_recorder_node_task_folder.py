@@ -3,7 +3,6 @@ go to other tasks leaves no `out/<rig name>/meta/.writer.lock` behind (issue 24 
 over DDS on loopback."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,12 @@ from egorec_ros.store import TaskWriter
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
 from helpers.store import record_episode
+from helpers.dds_domains import domain_for
 
 
 @pytest.fixture
 def transport(monkeypatch):
-    for key, value in loopback_env(170 + os.getpid() % 30).items():
+    for key, value in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(key, value)
     with DdsTransport() as t:
         yield t

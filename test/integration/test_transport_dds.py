@@ -2,7 +2,6 @@
 ROS QoS matching, graph info. All traffic on loopback in a private domain."""
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -19,13 +18,14 @@ from egorec_ros.transport.dds.names import REPLY_PREFIX, REQUEST_PREFIX, dds_top
 from egorec_ros.transport.dds.rawio import write_raw
 from egorec_ros.transport.dds.services import SERVICES_QOS, split_request, wrap
 from egorec_ros.transport.dds.types import dds_type_name, idl_type, service_wrapper_type
+from helpers.dds_domains import domain_for
 
 STORE = ros2_typestore()
 
 
 @pytest.fixture(autouse=True)
 def loopback(monkeypatch):
-    for key, value in loopback_env(100 + os.getpid() % 100).items():
+    for key, value in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(key, value)
 
 

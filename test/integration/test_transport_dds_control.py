@@ -23,7 +23,7 @@ STORE = ros2_typestore()
 
 @pytest.fixture
 def dds_env(monkeypatch):
-    env = dds_env_for(200)
+    env = dds_env_for(__name__)
     for k in loopback_env(0):
         monkeypatch.setenv(k, env[k])
     return env

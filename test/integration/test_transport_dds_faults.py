@@ -25,6 +25,7 @@ from egorec_ros.transport.base import DEFAULT, QoS
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
 from helpers.cli import assert_clean, egorec_ok
+from helpers.dds_domains import domain_for
 
 STORE = ros2_typestore()
 WRENCH, MATRIX = "geometry_msgs/msg/WrenchStamped", "egorec_ros/msg/ForceMatrix"
@@ -32,7 +33,7 @@ WRENCH, MATRIX = "geometry_msgs/msg/WrenchStamped", "egorec_ros/msg/ForceMatrix"
 
 @pytest.fixture
 def dds_env(monkeypatch):
-    for k, v in loopback_env(232 - os.getpid() % 20).items():
+    for k, v in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(k, v)
     return dict(os.environ, PYTHONUNBUFFERED="1")
 

@@ -17,6 +17,7 @@ from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.load import load_rig
 from egorec_ros.transport.dds.loopback import loopback_env
 from helpers.cli import assert_clean
+from helpers.dds_domains import domain_for
 
 RIG = "appendix_b"
 SIZE = "320x240"
@@ -24,7 +25,7 @@ SIZE = "320x240"
 
 @pytest.fixture
 def dds_env(tmp_path):
-    env = dict(os.environ, **loopback_env(150 + os.getpid() % 50))
+    env = dict(os.environ, **loopback_env(domain_for(__name__)))
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

@@ -14,13 +14,14 @@ import pytest
 
 from egorec_ros.transport.dds.loopback import loopback_env
 from helpers.cli import egorec_ok
+from helpers.dds_domains import domain_for
 
 RIG, SIZE = "uvc_pair", "320x240"   # light: the simulated devices must keep up on a shared machine
 
 
 @pytest.fixture
 def dds_env():
-    return dict(os.environ, **loopback_env(180 + os.getpid() % 10), PYTHONUNBUFFERED="1")
+    return dict(os.environ, **loopback_env(domain_for(__name__)), PYTHONUNBUFFERED="1")
 
 
 def test_live_recording_equals_conversion_of_its_bag(tmp_path, dds_env):

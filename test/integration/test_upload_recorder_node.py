@@ -19,6 +19,7 @@ from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.transport.base import RECORDER
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.dds_domains import domain_for
 
 RIG, SIZE, NAME = "uvc_pair", "320x240", "rec_up22"
 STORE = ros2_typestore()
@@ -26,7 +27,7 @@ STORE = ros2_typestore()
 
 @pytest.fixture
 def dds_env(monkeypatch):
-    env = loopback_env(170 + os.getpid() % 20)
+    env = loopback_env(domain_for(__name__))
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     return dict(os.environ, PYTHONUNBUFFERED="1")

@@ -3,7 +3,6 @@ symlinks out), videos with HTTP Range, and refuses state changes without the tok
 without it when listening beyond loopback). Real files, the real app over a real DDS transport."""
 from __future__ import annotations
 
-import os
 
 import pytest
 from starlette.testclient import TestClient
@@ -14,6 +13,7 @@ from egorec_ros.console.paths import PathRefused, task_file
 from egorec_ros.console.server import is_loopback
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.dds_domains import domain_for
 
 VIDEO = "videos/chunk-000/cam/episode-000.mp4"
 
@@ -32,7 +32,7 @@ def out(tmp_path):
 
 @pytest.fixture
 def transport(monkeypatch):
-    for k, v in loopback_env(9 - os.getpid() % 5).items():      # 5..9: no other test file's range
+    for k, v in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(k, v)
     with DdsTransport() as t:
         yield t
