@@ -70,9 +70,10 @@ setup(
     ],
     extras_require={
         # pytest-timeout: a hung test fails alone (faulthandler dump) instead of eating the CI budget
-        # wheel: test_resources; multipart: the upload tests' server (test/helpers/upload_server.py) parses
+        # setuptools + wheel: test_resources builds the package without build isolation (a 3.12 venv has no
+        # setuptools of its own); multipart: the upload tests' server (test/helpers/upload_server.py) parses
         # the streamed form with it (PushMultipartParser, since 1.1)
-        "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "wheel>=0.40", "webdataset>=0.2.86",
+        "test": ["pytest>=7", "pytest-timeout>=2.2", "hypothesis>=6.80", "setuptools>=64", "wheel>=0.40", "webdataset>=0.2.86",
                  "multipart>=1.2,<3",
                  # the console's browser test drives Debian's chromium + chromium-driver (scripts/browser_deps.sh)
                  "selenium>=4.20,<5"],
