@@ -17,29 +17,15 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def parse_episodes(text: str) -> list[int]:
-    """"3,5,7-9" -> [3, 5, 7, 8, 9]; ValueError with a one-line reason."""
-    out: list[int] = []
-    for part in (p.strip() for p in text.split(",")):
-        lo, sep, hi = part.partition("-")
-        try:
-            first, last = (int(lo), int(hi)) if sep else (int(part), int(part))
-        except ValueError:
-            raise ValueError(f"{part!r} is not an episode number or a range A-B") from None
-        if first < 1 or last < first:
-            raise ValueError(f"{part!r}: episode numbers are 1-based and a range goes up (A-B with A <= B)")
-        out += range(first, last + 1)
-    return sorted(set(out))
-
-
 def run(args) -> int:
     from egorec_ros.dataset import DatasetError, open_task
     from egorec_ros.layout.lock import TaskLockedError
+    from egorec_ros.layout.numbering import parse_episode_list
     from egorec_ros.store import TaskWriter
     from egorec_ros.store.delete import episode_files
 
     try:
-        wanted = parse_episodes(args.episodes)
+        wanted = parse_episode_list(args.episodes)
         task = open_task(args.task_dir)
     except (ValueError, DatasetError) as exc:
         print(f"egorec delete: {exc}", file=sys.stderr)

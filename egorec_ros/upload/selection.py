@@ -4,23 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from egorec_ros.layout.numbering import parse_episode_list
 from egorec_ros.upload.errors import UploadError
 
 
 def parse_episodes(text: str) -> list[int]:
-    """"1,3-5" -> [1, 3, 4, 5]; a clear error for anything else."""
-    out: set[int] = set()
-    for part in text.replace(" ", "").split(","):
-        lo, sep, hi = part.partition("-")
-        try:
-            a = int(lo)
-            b = int(hi) if sep else a
-        except ValueError:
-            raise UploadError(f"--episodes {text!r}: {part!r} is not a number or a range like 3-5") from None
-        if a < 1 or b < a:
-            raise UploadError(f"--episodes {text!r}: {part!r} must be numbers from 1 up, low-high")
-        out.update(range(a, b + 1))
-    return sorted(out)
+    """``--episodes`` ("1,3-5" -> [1, 3, 4, 5]); a one-line UploadError naming the bad part."""
+    try:
+        return parse_episode_list(text)
+    except ValueError as exc:
+        raise UploadError(f"--episodes: {exc}") from None
 
 
 def new_episodes(committed: Iterable[int], queued: Iterable[int]) -> list[int]:

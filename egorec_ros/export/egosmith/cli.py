@@ -11,14 +11,11 @@ EXIT_REFUSED = 2
 
 def episodes_arg(text: str) -> list[int]:
     """'1,3,5-7' -> [1, 3, 5, 6, 7] (parquet episode_index, 1-based)."""
-    out: list[int] = []
+    from egorec_ros.layout.numbering import parse_episode_list
     try:
-        for part in filter(None, text.split(",")):
-            a, _, b = part.partition("-")
-            out += range(int(a), int(b or a) + 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--episodes: give numbers and ranges like 1,3,5-7, got {text!r}") from None
-    return out
+        return parse_episode_list(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_parser(formats) -> None:
