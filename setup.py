@@ -64,6 +64,8 @@ setup(
         "cyclonedds==11.0.1",
         # egorec upload: streamed multipart POSTs with separate connect/read/write timeouts, verified TLS
         "httpx>=0.27,<0.29",
+        # the upload thread's idle I/O class (thread_priority.idle_io_for_thread: ioprio_set per thread)
+        "psutil>=5.9,<8",
         # egorec console: an ASGI app (server-sent events, FileResponse with HTTP Range) and its server
         "starlette>=0.37,<1",
         "uvicorn>=0.29,<1",

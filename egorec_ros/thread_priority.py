@@ -34,3 +34,27 @@ def lower_this_thread(niceness: int = BACKGROUND_NICENESS) -> bool:
     except OSError:          # a sandbox without setpriority: run at the priority we have
         return False
     return True
+
+
+def idle_io_for_thread(tid: int | None = None) -> str:
+    """Put thread ``tid`` (default: the calling one) in the idle I/O class: the block layer
+    serves its reads and writes when no other class waits, so a recording's writes go first.
+    Both schedulers that know classes bound the wait (BFQ serves an idle queue after 200 ms
+    without service, mq-deadline ages it after 10 s), so a lock held by that thread (the upload
+    queue's SQLite file) is not held forever; with no scheduler (``none``, common for NVMe) the
+    class changes nothing. A thread's niceness already maps to a best-effort level (nice +10 ->
+    level 6 of 0..7), which only BFQ honours. Returns '' when done, else why not: the caller
+    reports it and runs at the I/O priority it has (no privilege is needed, but psutil may be
+    missing or the platform not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return "I/O classes are set on Linux only"
+    tid = threading.get_native_id() if tid is None else tid
+    try:
+        import psutil
+    except ImportError:
+        return "psutil is not installed (pip install psutil)"
+    try:
+        psutil.Process(tid).ionice(psutil.IOPRIO_CLASS_IDLE)
+    except (psutil.Error, OSError) as exc:
+        return f"ioprio_set on thread {tid} failed: {exc}"
+    return ""

@@ -45,7 +45,7 @@ def run(args) -> int:
     if not (task_dir / "meta" / "info.json").is_file():
         raise UploadError(f"{task_dir} is not a task folder (no meta/info.json); give the folder that holds "
                           "data/, videos/ and meta/")
-    from egorec_ros.thread_priority import lower_this_thread
+    from egorec_ros.thread_priority import idle_io_for_thread, lower_this_thread
     from egorec_ros.upload.background import UPLOAD_NICENESS
     from egorec_ros.upload.credentials import load_credentials
     from egorec_ros.upload.selection import new_episodes, parse_episodes
@@ -53,6 +53,9 @@ def run(args) -> int:
     from egorec_ros.upload.uploader import Uploader, UploadSettings, sweep_slices
 
     lower_this_thread(UPLOAD_NICENESS)      # below a recorder running on this machine (and its threads)
+    why = idle_io_for_thread()              # and its disk writes
+    if why:
+        _say(f"note: I/O priority not lowered ({why}); a recorder on this machine shares the disk alike")
     settings = UploadSettings(server=args.server.rstrip("/"), project=args.project, verify_tls=not args.insecure,
                               limit_bytes_s=args.limit_mbps * 1e6 / 8, max_attempts=max(1, args.attempts),
                               read_timeout_s=args.timeout, precompress=args.precompress,

@@ -1,6 +1,6 @@
 """Automatic upload from the recorder: each committed episode is queued, and a thread below
-the recorder's priority (and its encoders') sends the queue, bandwidth-limited if asked, so
-uploading never takes CPU or disk time a recording needs. Aborted episodes are never queued;
+the recorder's priority (and its encoders') sends the queue, in the idle I/O class and
+bandwidth-limited if asked, so uploading never takes CPU or disk time a recording needs. Aborted episodes are never queued;
 an episode deleted before its turn is marked gone. A server that is down is retried with
 backoff for as long as the recorder runs; the queue outlives the process."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from egorec_ros.thread_priority import BACKGROUND_NICENESS, lower_this_thread
+from egorec_ros.thread_priority import BACKGROUND_NICENESS, idle_io_for_thread, lower_this_thread
 from egorec_ros.upload.credentials import Credentials, load_credentials
 from egorec_ros.upload.errors import UploadError
 from egorec_ros.upload.queue import FAILED, GONE, PENDING, UPLOADING, UploadQueue
@@ -82,8 +82,17 @@ class BackgroundUploader:
         self._wake.set()
         self._thread.join(timeout_s)
 
+    @property
+    def thread_id(self) -> int | None:
+        """The upload thread's kernel id (its priorities are read there)."""
+        return self._thread.native_id
+
     def _loop(self) -> None:
         lower_this_thread(UPLOAD_NICENESS)
+        why = idle_io_for_thread()
+        if why:
+            self.log(f"upload: I/O priority not lowered ({why}); uploading at the recorder's I/O priority, "
+                     "CPU niceness and bandwidth limit only")
         failures = 0
         while not self._stop.is_set():
             try:
