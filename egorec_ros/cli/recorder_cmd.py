@@ -33,6 +33,8 @@ def add_parser(sub) -> None:
                                           "file)")
     up.add_argument("--upload-limit-mbps", type=float, default=0.0, help="upload bandwidth limit, megabit/s")
     up.add_argument("--upload-insecure", action="store_true", help="do not verify the server's TLS certificate")
+    up.add_argument("--upload-delete-after", action="store_true",
+                    help="delete each episode locally once the server has confirmed it (its number is not reused)")
     p.set_defaults(run=run)
 
 
@@ -53,7 +55,7 @@ def run(args) -> int:
                         start_words=tuple(args.start_words.split(",")), stop_words=tuple(args.stop_words.split(",")),
                         qos=stream_qos(args.qos, [s.id for s in rig.streams.values() if s.topic]),
                         **upload_config(args.upload_server, args.upload_project, args.upload_user,
-                                        args.upload_limit_mbps, not args.upload_insecure))
+                                        args.upload_limit_mbps, not args.upload_insecure, args.upload_delete_after))
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopped.set())

@@ -132,7 +132,8 @@ class RecorderNode:
         self._markers: queue.Queue[bool | None] = queue.Queue()
         self._marker_thread = threading.Thread(target=self._marker_loop, name="egorec-marker", daemon=True)
         self._marker_thread.start()
-        self.uploader = (BackgroundUploader(Path(config.out), config.upload, config.upload_credentials, self.log)
+        self.uploader = (BackgroundUploader(Path(config.out), config.upload, config.upload_credentials, self.log,
+                                            delete=self.delete_uploaded)
                          if config.upload else None)
 
     # ---- control ------------------------------------------------------------------------
@@ -192,6 +193,19 @@ class RecorderNode:
                 self.last = ("", 0, "", [])
             self.log(f"episode {episode_index} of {self.task}: deleted (its number is not reused)")
             return episode_index
+
+    def delete_uploaded(self, task: str, episode_index: int) -> None:
+        """``upload.delete_after``: the server has this committed episode, so it goes here, through
+        the writer holding its task when that is the current one (numbers never reused, §1.3)."""
+        with self._lock:
+            if task == self.task and self._writer is not None and not self._closed:
+                self._writer.delete(episode_index)
+            else:                             # an earlier task, or the recorder is closing
+                with TaskWriter(Path(self.config.out) / task) as writer:
+                    writer.delete(episode_index)
+            if self.last[:2] == (task, episode_index):
+                self.last = ("", 0, "", [])
+        self.log(f"episode {episode_index} of {task}: deleted locally, the server has it (its number is not reused)")
 
     def list_episodes(self, task: str = "") -> tuple[str, list[dict]]:
         """(task, its committed episodes: number, rows, duration, instruction, verdict)."""

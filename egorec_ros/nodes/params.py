@@ -40,6 +40,7 @@ RECORDER_DEFAULTS = {
     # upload each committed episode (issue 22): server address ("" = no upload), project, login user
     # (password from EGOREC_UPLOAD_PASSWORD or the 0600 credentials file), megabit/s limit (0 = none)
     "upload_server": "", "upload_project": "", "upload_user": "", "upload_limit_mbps": 0.0, "upload_insecure": False,
+    "upload_delete_after": False,     # delete each episode locally once the server confirmed it
 }
 
 
@@ -54,7 +55,8 @@ def recorder_config(node: Node, params: dict, rig: Rig) -> NodeConfig:
         start_words=tuple(params["start_words"]), stop_words=tuple(params["stop_words"]),
         silent_after_s=float(params["silent_after_s"]), qos=qos,
         **upload_config(params["upload_server"], params["upload_project"], params["upload_user"],
-                        float(params["upload_limit_mbps"]), not params["upload_insecure"]))
+                        float(params["upload_limit_mbps"]), not params["upload_insecure"],
+                        bool(params["upload_delete_after"])))
     return config
 
 

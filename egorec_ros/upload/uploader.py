@@ -67,7 +67,8 @@ class Uploader:
 
     def __init__(self, root: Path, settings: UploadSettings, credentials: Credentials | None = None, *,
                  log: Callable[[str], None] = lambda m: None, progress: ProgressFactory | None = None,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None,
+                 delete_local: Callable[[Entry], None] | None = None) -> None:
         self.root = Path(root)
         self.settings = settings
         self.queue = UploadQueue(self.root)
@@ -78,6 +79,8 @@ class Uploader:
         self.stop = stop or threading.Event()
         self.current: tuple[Entry, int, int] | None = None      # (entry, bytes sent, bytes total)
         self._projects: dict[str, str] = {}
+        # --delete-after: the task's own writer by default; a recorder holding the task passes its delete
+        self.delete_local = delete_local or self._delete_local
 
     def close(self) -> None:
         self.client.close()
@@ -235,7 +238,7 @@ class Uploader:
         entry = self.queue.update(entry.id, state=DONE, session_id=session_id, last_error="", next_try=0)
         self.log(f"episode {entry.episode_index} of {entry.task}: uploaded (session {session_id})")
         if entry.delete_after:
-            self._delete_local(entry)
+            self.delete_local(entry)
         return entry
 
     def _delete_local(self, entry: Entry) -> None:

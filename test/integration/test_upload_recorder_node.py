@@ -1,12 +1,17 @@
 """`egorec recorder --upload-server`: every committed episode goes to the server by itself,
-an aborted one never does, and the queue shows in ~/status and /diagnostics. Loopback DDS."""
+an aborted one never does, and the queue shows in ~/status and /diagnostics; with
+`--upload-delete-after` the recorder deletes what the server confirmed, its numbers never
+reused. Loopback DDS."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,48 +47,104 @@ def wait_for(what, timeout_s: float = 60.0) -> bool:
     return False
 
 
+@contextmanager
+def recorder_and_devices(tmp_path: Path, out: Path, env: dict, *upload: str) -> Iterator[list[subprocess.Popen]]:
+    """Simulated devices and `egorec recorder ... UPLOAD` in their own processes; killed if still alive."""
+    procs = [subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", *args], env=env,
+                              stdout=(tmp_path / f"{name}.log").open("w"), stderr=subprocess.STDOUT)
+             for name, args in (
+                 ("pub", ["sim-devices", "--rig", RIG, "--size", SIZE, "--clean"]),
+                 ("rec", ["recorder", "--rig", RIG, "--size", SIZE, "--out", str(out), "--task", "t",
+                          "--name", NAME, *upload]))]
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def streams_flowing(statuses: list) -> bool:
+    return bool(statuses and statuses[-1].streams and all(0 <= s.last_sample_age_s < 0.5 for s in statuses[-1].streams))
+
+
+def ctl(env: dict, *args: str) -> str:
+    return egorec_ok("ctl", *args, "--name", NAME, env=env, timeout=120)
+
+
 def test_the_recorder_uploads_committed_episodes_only(tmp_path: Path, dds_env) -> None:
     out = tmp_path / "out"
-    with upload_server(tmp_path / "srv") as server:
-        procs = [subprocess.Popen([sys.executable, "-m", "egorec_ros.cli", *args], env=dds_env,
-                                  stdout=(tmp_path / f"{name}.log").open("w"), stderr=subprocess.STDOUT)
-                 for name, args in (
-                     ("pub", ["sim-devices", "--rig", RIG, "--size", SIZE, "--clean"]),
-                     ("rec", ["recorder", "--rig", RIG, "--size", SIZE, "--out", str(out), "--task", "t",
-                              "--name", NAME, "--upload-server", server.url]))]
-        log = tmp_path / "rec.log"
-        try:
-            statuses: list = []
-            diags: list = []
-            with DdsTransport() as transport:
-                transport.subscribe(f"/{NAME}/status", STATUS, RECORDER,
-                                    lambda cdr, _t: statuses.append(STORE.deserialize_cdr(cdr, STATUS)))
-                transport.subscribe("/diagnostics", DIAGNOSTIC_ARRAY, RECORDER,
-                                    lambda cdr, _t: diags.append(STORE.deserialize_cdr(cdr, DIAGNOSTIC_ARRAY)))
-                assert wait_for(lambda: statuses and statuses[-1].streams
-                                and all(0 <= s.last_sample_age_s < 0.5 for s in statuses[-1].streams)), log.read_text()
-
-                def ctl(*args: str) -> str:
-                    return egorec_ok("ctl", *args, "--name", NAME, env=dds_env, timeout=120)
-
-                assert "episode_index 1" in ctl("start")
-                assert wait_for(lambda: statuses[-1].rows > 15)
-                assert "rows committed" in ctl("stop")
-                assert "episode_index 2" in ctl("start")
-                assert wait_for(lambda: statuses[-1].rows > 15)
-                assert "discarded" in ctl("abort")                    # never uploaded
-                assert wait_for(lambda: len(server.received()) == 1, 30), log.read_text()
-                assert wait_for(lambda: "0 waiting, 1 done, 0 failed" in statuses[-1].upload, 10), statuses[-1].upload
-                assert (statuses[-1].upload_pending, statuses[-1].upload_failed) == (0, 0)
-                upload_diag = [d for arr in diags[-3:] for d in arr.status if d.name.endswith(": upload")]
-                assert upload_diag and upload_diag[-1].level == OK
-            procs[1].send_signal(signal.SIGTERM)
-            assert procs[1].wait(timeout=60) == 0, log.read_text()
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+    log = tmp_path / "rec.log"
+    with upload_server(tmp_path / "srv") as server, \
+            recorder_and_devices(tmp_path, out, dds_env, "--upload-server", server.url) as procs:
+        statuses: list = []
+        diags: list = []
+        with DdsTransport() as transport:
+            transport.subscribe(f"/{NAME}/status", STATUS, RECORDER,
+                                lambda cdr, _t: statuses.append(STORE.deserialize_cdr(cdr, STATUS)))
+            transport.subscribe("/diagnostics", DIAGNOSTIC_ARRAY, RECORDER,
+                                lambda cdr, _t: diags.append(STORE.deserialize_cdr(cdr, DIAGNOSTIC_ARRAY)))
+            assert wait_for(lambda: streams_flowing(statuses)), log.read_text()
+            assert "episode_index 1" in ctl(dds_env, "start")
+            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert "rows committed" in ctl(dds_env, "stop")
+            assert "episode_index 2" in ctl(dds_env, "start")
+            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert "discarded" in ctl(dds_env, "abort")                    # never uploaded
+            assert wait_for(lambda: len(server.received()) == 1, 30), log.read_text()
+            assert wait_for(lambda: "0 waiting, 1 done, 0 failed" in statuses[-1].upload, 10), statuses[-1].upload
+            assert (statuses[-1].upload_pending, statuses[-1].upload_failed) == (0, 0)
+            upload_diag = [d for arr in diags[-3:] for d in arr.status if d.name.endswith(": upload")]
+            assert upload_diag and upload_diag[-1].level == OK
+        procs[1].send_signal(signal.SIGTERM)
+        assert procs[1].wait(timeout=60) == 0, log.read_text()
         (received,) = server.received()                            # episode 1, once; the aborted one never
         assert (received["name"], received["episode_index"]) == ("t", "0")
-        assert members_of(server.zip_of(received["id"])) == local_slice(out / "t", 1)
+        assert members_of(server.zip_of(received["id"])) == local_slice(out / "t", 1)   # kept (no --upload-delete-after)
+
+
+def test_the_recorder_deletes_what_the_server_confirmed(tmp_path: Path, dds_env) -> None:
+    """Episode 1 is deleted while episode 2 records into the same task (through the recorder's
+    writer, which holds the task); both reach the server first; the next number is 3."""
+    out = tmp_path / "out"
+    log = tmp_path / "rec.log"
+    task = out / "t"
+
+    def data_file(f: int) -> Path:
+        return task / "data" / "chunk-000" / f"episode-{f:03d}.parquet"
+
+    with upload_server(tmp_path / "srv") as server, \
+            recorder_and_devices(tmp_path, out, dds_env, "--upload-server", server.url,
+                                 "--upload-delete-after") as procs:
+        statuses: list = []
+        with DdsTransport() as transport:
+            transport.subscribe(f"/{NAME}/status", STATUS, RECORDER,
+                                lambda cdr, _t: statuses.append(STORE.deserialize_cdr(cdr, STATUS)))
+            assert wait_for(lambda: streams_flowing(statuses)), log.read_text()
+            server.faults("slow:2", "slow:2")     # answers 2 s after storing: the local copy is read before it goes
+            assert "episode_index 1" in ctl(dds_env, "start")
+            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert "rows committed" in ctl(dds_env, "stop")
+            first = local_slice(task, 1)          # what the server must receive before the copy here goes
+            assert "episode_index 2" in ctl(dds_env, "start")
+            assert wait_for(lambda: not data_file(0).exists(), 30), log.read_text()
+            assert len(server.received()) == 1
+            assert wait_for(lambda: (statuses[-1].state, statuses[-1].episode_index) == ("recording", 2), 10)
+            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert "rows committed" in ctl(dds_env, "stop")
+            second = local_slice(task, 2)
+            assert wait_for(lambda: not data_file(1).exists(), 30), log.read_text()
+            assert "episode_index 3" in ctl(dds_env, "start")             # numbers are never reused
+            assert "discarded" in ctl(dds_env, "abort")
+        procs[1].send_signal(signal.SIGTERM)
+        assert procs[1].wait(timeout=60) == 0, log.read_text()
+        received = server.received()
+    assert [(r["name"], r["episode_index"]) for r in received] == [("t", "0"), ("t", "1")]
+    for r, local in zip(received, (first, second)):
+        assert members_of(server.zip_of(r["id"])) == local                 # byte-identical, then deleted here
+    assert not list(task.glob("data/**/*.parquet")) and not list(task.glob("videos/**/episode-*"))
+    assert not list(task.glob("meta/episodes/**/*.parquet"))
+    assert json.loads((task / "meta" / "info.json").read_text())["total_episodes"] == 2     # §1.3: kept
+    text = log.read_text()
+    assert text.count("deleted locally, the server has it") == 2 and "not deleted" not in text, text
