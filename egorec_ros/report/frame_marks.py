@@ -9,7 +9,8 @@ from typing import Any, Mapping
 from egorec_ros.qa.frame_marks import KINDS
 
 COLORS = {"repeated": "#d62728", "late": "#e6a100", "invalid": "#9467bd"}
-LANE_PX = 24
+LANE_PX = 34
+ROW_PX = 6           # a kind's row in a stream's lane (repeated, late, invalid from the top)
 PAD = 10
 
 
@@ -31,7 +32,8 @@ def marks_svg(marks: Mapping[str, Any], rows: int, fps: float, *, width: int = 8
     for i, (sid, entry) in enumerate(sorted(streams.items())):
         y = 18 + LANE_PX * i
         notes = []
-        for kind in KINDS:
+        parts.append(f"<rect x='{PAD}' y='{y + 12}' width='{box}' height='{ROW_PX * len(KINDS)}' fill='#f6f6f6'/>")
+        for k, kind in enumerate(KINDS):
             e = entry.get(kind) if isinstance(entry, Mapping) else None
             if not isinstance(e, Mapping):
                 continue
@@ -42,11 +44,12 @@ def marks_svg(marks: Mapping[str, Any], rows: int, fps: float, *, width: int = 8
                 x0, x1 = PAD + box * (a - 0.5) / span, PAD + box * (b + 0.5) / span
                 x0 = max(PAD, x0)
                 parts.append(f"<rect data-stream='{escape(sid)}' data-kind='{kind}' data-rows='{a}-{b}' "
-                             f"x='{x0:.1f}' y='{y + 12}' width='{max(1.5, min(PAD + box, x1) - x0):.1f}' height='9' "
+                             f"x='{x0:.1f}' y='{y + 12 + ROW_PX * k}' width='{max(1.5, min(PAD + box, x1) - x0):.1f}' "
+                             f"height='{ROW_PX - 1}' "
                              f"fill='{COLORS[kind]}'><title>{escape(sid)} {kind}: rows {a}..{b} "
                              f"({a / fps:.2f}-{(b + 1) / fps:.2f} s)</title></rect>")
-        parts.append(f"<rect x='{PAD}' y='{y + 12}' width='{box}' height='9' fill='none' stroke='#ccc'/>"
-                     f"<text x='{PAD}' y='{y + 10}' font-size='11'>{escape(sid)}: "
+        video = f" ({entry.get('video')})" if isinstance(entry, Mapping) and entry.get("video") else ""
+        parts.append(f"<text x='{PAD}' y='{y + 10}' font-size='11'>{escape(sid + video)}: "
                      f"{escape(', '.join(notes) or 'none repeated or late')}</text>")
     parts.append(f"<text x='{PAD}' y='{height - 3}' font-size='10' fill='#666'>row 0</text>"
                  f"<text x='{PAD + box}' y='{height - 3}' font-size='10' fill='#666' text-anchor='end'>row {rows - 1} "

@@ -256,11 +256,11 @@ function drawTimeline(tl, t) {
   drawMarks(tl, t);
 }
 // where each camera stream's rows were repeated, late or invalid (episode row frame_marks): one lane a
-// stream, on the same x scale as the timeline; a click seeks the videos to that row
+// stream (a 5 px row a kind), on the same x scale as the timeline; a click seeks the videos to that row
 const MARK_COLORS = { repeated: "#f44", late: "#eb4", invalid: "#c6f" };
 function drawMarks(tl, t) {
   const c = q("#r-marks"), fm = tl.frame_marks || {}, streams = Object.entries(fm.streams || {});
-  const lane = 22, top = 14, H = top + Math.max(1, streams.length) * lane;
+  const lane = 32, top = 14, H = top + Math.max(1, streams.length) * lane + 2;
   if (c.height !== H) c.height = H;
   const g = c.getContext("2d"), W = c.width, span = Math.max(1, tl.rows - 1), xOf = (row) => (row / span) * W;
   g.clearRect(0, 0, W, H); g.font = "11px sans-serif";
@@ -270,14 +270,16 @@ function drawMarks(tl, t) {
   if (!fm.streams) { g.fillStyle = "#888"; g.fillText("no frame marks recorded for this episode (recorded before they were kept)", 4, top + 14); }
   streams.forEach(([sid, m], i) => {
     const y = top + i * lane, notes = [];
-    for (const kind of Object.keys(MARK_COLORS)) {
-      const e = m[kind]; if (!e) continue;
+    layout.lanes[sid] = {};
+    Object.keys(MARK_COLORS).forEach((kind, k) => {
+      const e = m[kind], yk = y + 12 + 6 * k; layout.lanes[sid][kind] = yk + 2;
+      g.fillStyle = "#1c1f23"; g.fillRect(0, yk, W, 5);
+      if (!e) return;
       notes.push(`${kind} ${e.rows} rows` + (e.merged_from ? ` (${e.merged_from} ranges merged to ${e.ranges.length})` : ""));
       g.fillStyle = MARK_COLORS[kind];
-      for (const [a, b] of e.ranges) g.fillRect(Math.floor(xOf(a - 0.5)), y + 11, Math.max(2, xOf(b + 0.5) - xOf(a - 0.5)), 8);
-    }
-    g.fillStyle = "#999"; g.fillText(sid + (notes.length ? ": " + notes.join(", ") : ": none repeated or late"), 4, y + 9);
-    layout.lanes[sid] = y + 15;
+      for (const [a, b] of e.ranges) g.fillRect(Math.floor(xOf(a - 0.5)), yk, Math.max(2, xOf(b + 0.5) - xOf(a - 0.5)), 5);
+    });
+    g.fillStyle = "#999"; g.fillText(`${sid} (${m.video})` + (notes.length ? ": " + notes.join(", ") : ": none repeated or late"), 4, y + 9);
   });
   g.strokeStyle = "#fff"; const cx = (t * tl.fps / span) * W;
   g.beginPath(); g.moveTo(cx, 0); g.lineTo(cx, H); g.stroke();
