@@ -19,17 +19,24 @@ from egorec_ros.console.review import timeline
 from egorec_ros.dataset.task import Task
 from egorec_ros.qa.frame_marks import RowRuns, capped, cut, shape_problems
 from egorec_ros.recorder.replay import record_samples
+from egorec_ros.rig.load import load_rig
+from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.schema.episode_row import read_episode_row
 from egorec_ros.sim.flaws import CLEAN
 from egorec_ros.sim.replay import simulate
 from egorec_ros.store import TaskWriter
 from egorec_ros.store.staging import ACCOUNTING, EPISODE_ROW
 from helpers.cli import assert_clean, egorec_ok
-from helpers.store import START_NS, small_appendix_b
+from helpers.store import START_NS
 
 S = 1_000_000_000
 SECONDS = 4.0
 FPS = 30
+
+
+def rig():
+    """Appendix B with every camera at 160x120 (the marks do not depend on the picture)."""
+    return with_video_sizes(load_rig("appendix_b"), (160, 120))
 
 
 def in_window(sample: Sample, start_s: float, end_s: float) -> bool:
@@ -38,9 +45,9 @@ def in_window(sample: Sample, start_s: float, end_s: float) -> bool:
 
 def spoiled() -> list[Sample]:
     """gripper_a's camera silent 0.5..0.6 s and 1.0..1.5 s; gripper_b's frames of 2.0..2.4 s arrive
-    400 ms late (after their rows' 150 ms budget); ego.right sends 160x100 frames 3.0..3.2 s."""
+    400 ms late (after their rows' 150 ms budget); ego.right sends 80x60 frames 3.0..3.2 s."""
     out = []
-    for s in simulate(small_appendix_b(), SECONDS + 0.5, seed=3, start_ns=START_NS, flaws=CLEAN):
+    for s in simulate(rig(), SECONDS + 0.5, seed=3, start_ns=START_NS, flaws=CLEAN):
         if s.stream == "gripper_a.rgb" and (in_window(s, 0.5, 0.6) or in_window(s, 1.0, 1.5)):
             continue
         if s.stream == "gripper_b.rgb" and in_window(s, 2.0, 2.4):
@@ -68,9 +75,8 @@ def near(got: set[int], want: set[int]) -> bool:
 
 
 def test_marks_sit_where_rows_were_repeated_late_or_invalid(tmp_path: Path) -> None:
-    rig = small_appendix_b()
     with TaskWriter(tmp_path / "w") as worker:     # a conversion worker's way: staged, then adopted
-        result, report = record_samples(worker, rig, iter(spoiled()), start_ns=START_NS,
+        result, report = record_samples(worker, rig(), iter(spoiled()), start_ns=START_NS,
                                         stop_ns=START_NS + int(SECONDS * S), commit=False)
     assert result is not None and result.staged is not None and report.t0 is not None
     staged = read_episode_row(result.staged / EPISODE_ROW)
@@ -146,3 +152,29 @@ def test_runs_cap_and_cut() -> None:
     assert shape_problems(marks, 10) == ["cam.repeated: ranges reach row 13 outside the episode's 10 rows"]
     bad = {"max_ranges": 100, "streams": {"cam": {"late": {"rows": 2, "ranges": [[5, 6], [6, 7]]}}}}
     assert shape_problems(bad, 10) == ["cam.late: ranges are not sorted and disjoint"]
+
+
+CONVERT_RIG = ("name: g\ndevices:\n  ego: {kind: s80m, role: ego, streams: {left: {topic: /cam/image_raw, width: 64, "
+               "height: 48}}}\n")
+
+
+def test_a_converted_bag_keeps_the_marks(tmp_path: Path) -> None:
+    """A generated bag: frames 10..14 missing, frames 30..33 logged 400 ms after their stamps (the bag's
+    receive time is the arrival): `egorec convert` marks those rows like a live recording."""
+    from helpers.message_bags import camera_messages, write_messages
+    messages = []
+    for topic, msgtype, log_ns, msg in camera_messages("/cam/image_raw", None, frames=60):
+        i = round((log_ns - 1_000_000 - START_NS) / 33_333_333)
+        if 10 <= i <= 14:
+            continue
+        messages.append((topic, msgtype, log_ns + (400_000_000 if 30 <= i <= 33 else 0), msg))
+    folder = write_messages(tmp_path / "bag", messages)
+    (tmp_path / "rig.yaml").write_text(CONVERT_RIG)
+    egorec_ok("convert", folder, "--rig", tmp_path / "rig.yaml", "--task", "conv", "--out", tmp_path / "out",
+              timeout=120)
+    row = Task(tmp_path / "out" / "conv").episodes[0].row
+    counts, marks = row["drop_stats"]["streams"]["ego.left"], row["frame_marks"]["streams"]["ego.left"]
+    assert marks == {"video": "stereo_left", "repeated": {"rows": 9, "ranges": [[10, 14], [30, 33]]},
+                     "late": {"rows": 4, "ranges": [[30, 33]]}}, marks
+    assert counts["repeated"] == 9 and counts["late"] == 4
+    assert_clean(tmp_path / "out" / "conv")
