@@ -28,10 +28,12 @@ from egorec_ros.assembly.counts import StreamCounts
 from egorec_ros.assembly.queues import LatestQueue, Pending, VideoQueue, WindowQueue, stack
 from egorec_ros.assembly.sample import Sample
 from egorec_ros.assembly.tick_grid import TickGrid
+from egorec_ros.qa.frame_marks import KINDS, RowRuns, document, stream_marks
 from egorec_ros.rig.kinds import StreamKind
 from egorec_ros.rig.model import Rig, StreamSpec
 
 MAX_REASONS = 5
+MAX_PENDING_INVALID = 10_000   # invalid frames waiting for their row to be built (the rest: unplaced)
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class _Stream:
     master: str = ""                 # DEPTH: the image key of the video it is matched to (spec.master)
     excluded: bool = False           # video stream left out of the episode
     reasons: list[str] = field(default_factory=list)
+    marks: dict[str, RowRuns] = field(default_factory=lambda: {k: RowRuns() for k in KINDS})
+    invalid_stamps: list[int] = field(default_factory=list)   # VIDEO/DEPTH: invalid frames whose row is not built yet
 
     @property
     def is_video(self) -> bool:
@@ -85,6 +89,7 @@ class AssemblyReport:
     invalid_examples: dict[str, list[str]]
     unknown_streams: dict[str, int]
     finalize_lag_ns: np.ndarray      # clock - deadline when each row was built (live: the tick jitter)
+    frame_marks: dict = field(default_factory=dict)   # the row's frame_marks (qa.frame_marks)
 
     def drop_stats(self) -> dict:
         """The episode row's drop_stats: where every sample went, per stream."""
@@ -152,6 +157,8 @@ class Assembler:
             counts.invalid += 1
             if len(s.reasons) < MAX_REASONS:
                 s.reasons.append(f"stamp {sample.stamp_ns}: {reason}")
+            if s.is_video:
+                self._mark_invalid(s, sample.stamp_ns)
             return
         if sample.stamp_ns < s.floor:
             counts.outside += 1
@@ -193,12 +200,14 @@ class Assembler:
         self.advance(max(now_ns or 0, self.stop_ns + self.horizon_ns + 1))
         for s in self._streams.values():
             s.queue.close(self._due(s))
+        marks = self.frame_marks(final=True)
         return AssemblyReport(
             rows=self.rows, t0=self.grid.t0 if self.grid else None, start_ns=self.start_ns, stop_ns=self.stop_ns,
             video_keys=[s.slot for s in self.included], missing_streams=self.missing,
             streams={sid: s.queue.counts.to_json() for sid, s in self._streams.items()},
             invalid_examples={sid: s.reasons for sid, s in self._streams.items() if s.reasons},
-            unknown_streams=dict(self._unknown), finalize_lag_ns=np.asarray(self._lags, dtype=np.int64))
+            unknown_streams=dict(self._unknown), finalize_lag_ns=np.asarray(self._lags, dtype=np.int64),
+            frame_marks=marks)
 
     @property
     def horizon_ns(self) -> int:
@@ -221,6 +230,37 @@ class Assembler:
 
     def counts(self) -> dict[str, StreamCounts]:
         return {sid: s.queue.counts for sid, s in self._streams.items()}
+
+    def frame_marks(self, final: bool = False) -> dict:
+        """Where each recorded camera stream's rows were repeated, late or invalid so far (the
+        episode row's ``frame_marks``); {} before the episode started. ``final``: every row is
+        built, an invalid frame no row took is unplaced."""
+        if self.grid is None:
+            return {}
+        for s in self.included:
+            self._place_invalid(s, final)
+        return document({s.spec.id: stream_marks(s.slot, s.marks) for s in self.included})
+
+    def _mark_invalid(self, s: _Stream, stamp: int) -> None:
+        """An invalid frame marks the row nearest its stamp, once that row is built."""
+        if len(s.invalid_stamps) < MAX_PENDING_INVALID:
+            s.invalid_stamps.append(stamp)
+        else:
+            s.marks["invalid"].samples += 1
+            s.marks["invalid"].unplaced += 1
+
+    def _place_invalid(self, s: _Stream, final: bool) -> None:
+        grid, runs, waiting = self._grid, s.marks["invalid"], []
+        for stamp in s.invalid_stamps:
+            row = grid.nearest(stamp)
+            if row < self.rows and abs(grid.tick(row) - stamp) <= self._tolerance:
+                runs.add(row)
+            elif final or row < self.rows:
+                runs.samples += 1
+                runs.unplaced += 1
+            else:
+                waiting.append(stamp)
+        s.invalid_stamps = waiting
 
     def _seal(self, instant: int) -> None:
         self._sealed = max(self._sealed, instant)
@@ -288,6 +328,8 @@ class Assembler:
                 s.queue.counts.excluded += len(s.queue.pending)
                 s.queue.pending.clear()
                 continue
+            if s.is_video:
+                s.queue.on_late = lambda stamp, runs=s.marks["late"]: runs.add(grid.nearest(stamp))
             # a video frame is usable from t0 - tolerance; row 0's window is (t_-1, t0]
             s.floor = max(s.floor, t0 - self._tolerance if s.is_video else grid.tick(-1) + 1)
             s.queue.drop_before(s.floor)
@@ -307,6 +349,8 @@ class Assembler:
                 continue
             frame, repeated, gap = s.queue.take(t, deadline, self._tolerance, self._frame_due)
             frames[s.slot], chosen[s.slot] = frame.payload, frame
+            if repeated:
+                s.marks["repeated"].add(self.rows)
             if s.slot == forensic:
                 values.update(host_ns=frame.arrival, rgb_dup=int(repeated), rgb_gap=gap,
                               ts_src=int(frame.raw != 0))
@@ -316,6 +360,8 @@ class Assembler:
             anchor = chosen[s.master].stamp
             frame, repeated, gap = s.queue.take(anchor, deadline, self._tolerance, self._frame_due)
             frames[s.slot] = frame.payload
+            if repeated:
+                s.marks["repeated"].add(self.rows)
             if s.master == forensic:
                 values.update(depth_ns=frame.stamp, depth_dup=int(repeated), depth_gap=gap)
         if self._master is not None:

@@ -91,6 +91,7 @@ class VideoQueue(_Queue):
     def __init__(self) -> None:
         super().__init__()
         self.last: Pending | None = None
+        self.on_late: Callable[[int], None] | None = None   # told the stamp of every frame counted late
 
     def take(self, t: int, deadline: int, tolerance: int, due: Callable[[int], int]) -> tuple[Pending | None, bool, int]:
         """(frame, repeated, frames lost since the previous row) for the tick (or master
@@ -132,6 +133,8 @@ class VideoQueue(_Queue):
         """Count a frame that will never be written; 1 if it is a hole in the stream."""
         if item.arrival > deadline:
             self.counts.late += 1
+            if self.on_late is not None:
+                self.on_late(item.stamp)
             return 1
         if self.last is not None and item.stamp <= self.last.stamp:
             self.counts.out_of_order += 1

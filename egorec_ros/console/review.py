@@ -94,7 +94,9 @@ def _downsample(values: np.ndarray, points: int = TIMELINE_POINTS) -> list[float
 
 def timeline(task: Task, index: int) -> dict[str, Any]:
     """Series over the episode's rows: force magnitudes, glove pressure sums, SLAM samples per row
-    (0 = tracking gave nothing), and rows where a sensor's sample did not advance (repeated)."""
+    (0 = tracking gave nothing), rows where a sensor's sample did not advance (repeated), and per
+    camera stream the row ranges that were repeated, late or invalid (the row's frame_marks; {}
+    for an episode recorded before they were kept)."""
     ep = task.episode(index)
     cols = [c for c in ep.columns if not c.endswith("_force_matrix")]
     table = ep.read(cols)
@@ -124,5 +126,7 @@ def timeline(task: Task, index: int) -> dict[str, Any]:
     drops = row.get("drop_stats") or {}
     if isinstance(drops, str):
         drops = json.loads(drops or "{}")
+    marks = row.get("frame_marks") or {}
     return {"rows": rows, "fps": task.fps, "series": series, "repeats": repeats,
-            "drop_stats": drops.get("streams", {}) if isinstance(drops, dict) else {}}
+            "drop_stats": drops.get("streams", {}) if isinstance(drops, dict) else {},
+            "frame_marks": marks if isinstance(marks, dict) else {}}

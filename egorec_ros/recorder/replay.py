@@ -50,7 +50,7 @@ def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, s
     nothing is written then."""
     output = EpisodeOutput(writer, rig, task=task, created_at=created_at, number=number)
     assembler = Assembler(rig, output, start_ns=start_ns, config=config)
-    output.account_from(assembler.counts)
+    output.account_from(assembler.counts, assembler.frame_marks)
     videos = {sid for sid, s in rig.streams.items() if s.kind is StreamKind.VIDEO}
     half_tick = int(1e9 / rig.fps) // 2
     last_frame: int | None = None
@@ -76,7 +76,7 @@ def record_samples(writer: TaskWriter, rig: Rig, samples: Iterable[Sample], *, s
         stats = report.drop_stats()
         if notes:
             stats["notes"] = list(notes)
-        return output.episode.end(stats, commit=commit), report
+        return output.episode.end(stats, commit=commit, frame_marks=report.frame_marks), report
 
 
 @contextmanager

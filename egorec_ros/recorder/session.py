@@ -160,7 +160,7 @@ class Recorder:
             assembler = Assembler(self.rig, output, start_ns=now, config=self.config)
             assembler.max_rows = rows
             self._episode = self._last = _Episode(assembler, output, max_rows=rows)
-            output.account_from(assembler.counts)
+            output.account_from(assembler.counts, assembler.frame_marks)
 
     def request_stop(self) -> None:
         """End the current episode now (its rows up to now are built and committed)."""
@@ -403,7 +403,8 @@ class Recorder:
             if any(writer.backlog.values()):
                 return
             episode.committing = True
-            episode.result = writer.end(episode.drops)
+            episode.result = writer.end(episode.drops,
+                                        frame_marks=episode.report.frame_marks if episode.report else None)
         self._finish(episode)
 
     def _abort(self, episode: _Episode) -> None:

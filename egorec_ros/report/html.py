@@ -13,6 +13,7 @@ from egorec_ros.dataset import Episode, open_task
 from egorec_ros.layout import atomic
 from egorec_ros.qa.verdict import from_row
 from egorec_ros.report.damage import damage, row_or_default
+from egorec_ros.report.frame_marks import marks_svg
 from egorec_ros.report.svg import line_chart
 from egorec_ros.report.thumbnails import thumbnail_png
 
@@ -65,6 +66,7 @@ def _episode_section(ep: Episode) -> str:
     figures = "".join(_thumbnail(ep, k) for k in ep.video_keys)
     parts.append(f"<div class='thumbs'>{figures}</div>")
     parts.append(_drops_table(row["drop_stats"].get("streams", {})))
+    parts.append(marks_svg(row.get("frame_marks") or {}, rows, ep.task.fps))
     notes = row["drop_stats"].get("notes", [])
     if notes:
         parts.append("<p>conversion notes (clocks):</p><ul class='notes'>"

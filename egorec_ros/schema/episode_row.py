@@ -3,7 +3,9 @@ force-matrix scale (force_matrix_specs) and SLAM frames (slam_specs, §7.2).
 
 ``stats`` (JSON) is our additive column: the episode's own feature statistics, so
 stats.json can be rebuilt exactly after a deletion or a recovery. ``qa`` (JSON) is the
-other: the episode's QA verdict (``egorec_ros.qa``), "{}" when none was computed.
+other: the episode's QA verdict (``egorec_ros.qa``), "{}" when none was computed. ``frame_marks``
+(JSON) says where each camera stream's rows were repeated, late or invalid, as row ranges
+(``egorec_ros.qa.frame_marks``), "{}" in older rows.
 ``source`` (JSON, only in rows of converted episodes) says which bag and window an episode
 was converted from (``converter/provenance.py``): written only when given, so recorded
 episodes' rows keep their bytes.
@@ -35,9 +37,11 @@ EPISODE_COLUMNS: dict[str, tuple[pa.DataType, Any]] = {
     "slam_specs": (pa.string(), "{}"),
     "stats": (pa.string(), "{}"),
     "qa": (pa.string(), "{}"),
+    "frame_marks": (pa.string(), "{}"),
 }
 OPTIONAL_JSON_COLUMNS = ("source",)
-JSON_COLUMNS = ("drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs", "stats", "qa")
+JSON_COLUMNS = ("drop_stats", "video_codec", "calibration", "force_matrix_specs", "slam_specs", "stats", "qa",
+                "frame_marks")
 
 
 def episode_row_table(values: Mapping[str, Any]) -> pa.Table:

@@ -109,10 +109,12 @@ class EpisodeWriter:
         if self._buffer.rows >= self._flush_rows or self._buffer.nbytes >= FLUSH_BYTES:
             self._flush()
 
-    def end(self, drop_stats: Mapping | None = None, *, commit: bool = True) -> EpisodeResult:
+    def end(self, drop_stats: Mapping | None = None, *, commit: bool = True,
+            frame_marks: Mapping | None = None) -> EpisodeResult:
         """Flush, verify frames == rows for every video, and commit. With ``commit=False``
         the finished episode stays staged, for ``TaskWriter.adopt`` into another task dir
-        (parallel conversion: workers stage, one process commits)."""
+        (parallel conversion: workers stage, one process commits). ``frame_marks``: where
+        rows were repeated or late (``qa.frame_marks``), kept in the row."""
         self._check_open()
         started = time.perf_counter()
         if self.rows == 0:
@@ -135,7 +137,8 @@ class EpisodeWriter:
             qa = self._verdict(drops, videos, feature_stats)
             qa_seconds = time.perf_counter() - qa_started
             write_episode_row(self.folder / EPISODE_ROW,
-                              self.manifest.episode_row(self.rows, sink.present, drops, feature_stats) | {"qa": qa})
+                              self.manifest.episode_row(self.rows, sink.present, drops, feature_stats)
+                              | {"qa": qa, "frame_marks": dict(frame_marks or {})})
             if commit:
                 with self._meta_lock:
                     commit_staged(self.paths, self.folder)

@@ -31,13 +31,14 @@ from egorec_ros.layout.paths import META, SET_ASIDE, TaskPaths
 from egorec_ros.layout.recycle import write_recycled
 from egorec_ros.schema.columns import ColumnSpec, Layout
 from egorec_ros.qa.episode import row_verdict
+from egorec_ros.qa.frame_marks import cut
 from egorec_ros.schema.episode_row import read_episode_row, write_episode_row
 from egorec_ros.schema.stats import FeatureStats
 from egorec_ros.store import metadata
 from egorec_ros.store.commit import commit_staged
 from egorec_ros.store.journal import read_journal
 from egorec_ros.store.row_sink import DATA_FILE, EXTEND_FILE, parquet_options
-from egorec_ros.store.staging import ACCOUNTING, EPISODE_ROW, MANIFEST, Manifest
+from egorec_ros.store.staging import ACCOUNTING, EPISODE_ROW, FRAME_MARKS, MANIFEST, Manifest
 
 
 class NotATaskError(UserError, ValueError):
@@ -181,6 +182,7 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode, *, complete: bool = False)
         pq.write_table(table, tmp, row_group_size=64, **parquet_options(specs))
     lost = {"journal_rows": journal_rows, "video_frames": staged.video_frames, "kept_rows": rows}
     accounting = _checkpoint(folder)
+    marks = accounting.pop(FRAME_MARKS, None)
     drops = {k: v for k, v in accounting.items() if k != "rows"}
     drops["salvaged"] = {**lost, "notes": notes}
     if accounting:
@@ -190,7 +192,7 @@ def _salvage(paths: TaskPaths, staged: StagedEpisode, *, complete: bool = False)
     feature_stats = _table_stats(table, specs).to_json()
     qa = row_verdict(folder / DATA_FILE, manifest.declaration.fps, manifest.declaration.qa, drops, {}, feature_stats)
     write_episode_row(folder / EPISODE_ROW, manifest.episode_row(rows, table.column_names, drops, feature_stats)
-                      | {"qa": qa})
+                      | {"qa": qa, "frame_marks": _kept_marks(marks, manifest, rows)})
     commit_staged(paths, folder, rebuild_stats=True)
     if complete:
         return Action(staged.episode_index, "completed", rows, f"the episode was recorded to the end; committed "
@@ -234,6 +236,15 @@ def _has_sample(col: pa.Array, spec: ColumnSpec) -> bool:
     if spec.layout is Layout.STRING:
         return True
     return bool(np.any(pc.list_value_length(col).to_numpy(zero_copy_only=False)))
+
+
+def _kept_marks(marks: object, manifest: Manifest, rows: int) -> dict:
+    """The checkpointed frame marks of the videos kept, cut at the rows kept."""
+    if not isinstance(marks, dict) or not isinstance(marks.get("streams"), dict):
+        return {}
+    kept = {sid: e for sid, e in marks["streams"].items()
+            if isinstance(e, dict) and e.get("video") in manifest.video_extensions}
+    return cut({**marks, "streams": kept}, rows)
 
 
 def _checkpoint(folder: Path) -> dict:

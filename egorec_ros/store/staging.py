@@ -14,6 +14,7 @@ from egorec_ros.schema.declaration import Declaration, declaration_from_json, de
 MANIFEST = "manifest.json"
 EPISODE_ROW = "episode.parquet"
 ACCOUNTING = "drop_stats.json"   # per-stream accounting checkpointed with the journal, for a salvage
+FRAME_MARKS = "frame_marks"       # its key holding the frame marks so far (the row's frame_marks, not drop_stats)
 
 
 @dataclass(frozen=True)

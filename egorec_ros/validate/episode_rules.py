@@ -16,6 +16,7 @@ from egorec_ros.codecs import force_matrix as fm
 from egorec_ros.codecs.probe import count_frames
 from egorec_ros.layout.numbering import EpisodeNumber
 from egorec_ros.layout.paths import TaskPaths
+from egorec_ros.qa.frame_marks import shape_problems
 from egorec_ros.schema.episode_row import EPISODE_COLUMNS, JSON_COLUMNS, OPTIONAL_JSON_COLUMNS
 from egorec_ros.schema.names import KEY_COLUMNS
 from egorec_ros.validate.findings import Findings
@@ -188,7 +189,7 @@ def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int
         return {}
     row = row_table.to_pylist()[0]
     for name in EPISODE_COLUMNS:
-        if name not in row and name not in ("slam_specs", "stats", "qa"):
+        if name not in row and name not in ("slam_specs", "stats", "qa", "frame_marks"):
             out.add(rel, name, "§7.1", "column missing")
     parsed = {}
     for name in (*JSON_COLUMNS, *OPTIONAL_JSON_COLUMNS):
@@ -201,6 +202,8 @@ def _check_episode_row(path: Path, paths: TaskPaths, n: EpisodeNumber, rows: int
     if qa and not (isinstance(qa, dict) and (qa.get("verdict") in ("ok", "warn", "redo") or "error" in qa)):
         out.add(rel, "qa", "DESIGN:qa", "is neither a verdict {verdict: ok|warn|redo, reasons, figures} nor "
                 "{error}")
+    for problem in shape_problems(parsed.get("frame_marks", {}), rows):
+        out.add(rel, "frame_marks", "DESIGN:frame_marks", problem)
     if row.get("episode_index") != n.index:
         out.add(rel, "episode_index", "§1.3", f"is {row.get('episode_index')}, expected {n.index}")
     if row.get("length") != rows:

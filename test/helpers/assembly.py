@@ -21,6 +21,7 @@ import pytest
 from egorec_ros.assembly.assembler import Assembler, AssemblyConfig, AssemblyReport
 from egorec_ros.assembly.counts import StreamCounts
 from egorec_ros.assembly.sample import Sample
+from egorec_ros.qa.frame_marks import MAX_RANGES, capped
 from egorec_ros.rig.compile import compile_rig
 from egorec_ros.rig.kinds import DEVICE_KINDS, StreamKind
 from egorec_ros.rig.model import Rig
@@ -186,6 +187,24 @@ def live_like(rig: Rig, samples: list[Sample], stop_ns: int, rng: np.random.Gene
 
 # ---- the rules, re-derived ---------------------------------------------------------------
 
+def _marks_entry(rows: list[int]) -> dict | None:
+    """A frame_marks entry re-derived from the marked rows (with repeats: two late frames of a row)."""
+    if not rows:
+        return None
+    ranges: list[list[int]] = []
+    for r in sorted(set(rows)):
+        if ranges and r == ranges[-1][1] + 1:
+            ranges[-1][1] = r
+        else:
+            ranges.append([r, r])
+    out: dict = {"rows": len(set(rows)), "ranges": capped(ranges)}
+    if len(ranges) > MAX_RANGES:
+        out["merged_from"] = len(ranges)
+    if len(rows) != len(set(rows)):
+        out["samples"] = len(rows)
+    return out
+
+
 @dataclass
 class _Stream:
     stamp: np.ndarray
@@ -263,6 +282,7 @@ def check_rules(rig: Rig, samples: list[Sample], rows: Rows, report: AssemblyRep
         written: list[Sample] = []
         last: int | None = None
         repeats = 0
+        repeated_rows: list[int] = []
         for k in range(n):
             x = by_payload[id(rows.frames[k][slot])]
             anchor = ticks[k] if spec.kind is StreamKind.VIDEO else chosen[spec.master][k].stamp_ns
@@ -273,6 +293,7 @@ def check_rules(rig: Rig, samples: list[Sample], rows: Rows, report: AssemblyRep
             if k > 0 and x is written[-1]:
                 assert not eligible.any(), f"{slot} row {k}: repeated although a frame was there"
                 repeats += 1
+                repeated_rows.append(k)
             else:
                 assert x.stamp_ns >= start_ns and eligible[st.samples.index(x)], f"{slot} row {k}: not eligible"
                 best = np.abs(st.stamp[eligible] - anchor).min()
@@ -288,6 +309,7 @@ def check_rules(rig: Rig, samples: list[Sample], rows: Rows, report: AssemblyRep
                                           for x in {id(x): x for x in written}.values())
         stamps_written = np.array([x.stamp_ns for x in written])
         expected = dict(outside=0, late=0, skipped=0, out_of_order=0)
+        late_rows: list[int] = []
         for y in st.samples:
             if id(y) in distinct:
                 continue
@@ -296,6 +318,7 @@ def check_rules(rig: Rig, samples: list[Sample], rows: Rows, report: AssemblyRep
                 expected["outside"] += 1
             elif y.arrival_ns > deadlines[near]:
                 expected["late"] += 1
+                late_rows.append(near)
             else:
                 visible_at = int(np.searchsorted(deadlines, y.arrival_ns, side="left"))
                 before = stamps_written[:visible_at]
@@ -304,6 +327,12 @@ def check_rules(rig: Rig, samples: list[Sample], rows: Rows, report: AssemblyRep
                 else:
                     expected["skipped"] += 1
         assert {k: c.get(k, 0) for k in expected} == expected, f"{spec.id}: {c} vs {expected}"
+        # frame_marks: the repeated rows, and the row each late frame was for
+        marks = report.frame_marks["streams"][spec.id]
+        assert marks.get("video") == slot
+        for kind, marked in (("repeated", repeated_rows), ("late", late_rows)):
+            want = _marks_entry(marked)
+            assert marks.get(kind) == want, f"{spec.id} {kind}: marks {marks.get(kind)}, rows {want}"
     if master_slot is not None:
         hw = [v["hardware_ns"] for v in rows.values]
         assert hw == [x.stamp_ns for x in chosen[master_slot]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 RANGES: dict[str, range] = {
+    "test_console_review_marks": range(1, 5),
     "test_console_security": range(5, 10),
     "test_recorder_lifecycle_dds": range(10, 50),
     "test_console_browser": range(50, 60),

@@ -26,7 +26,12 @@ tiny = Tiny(tiny_declaration())
 episode_writer.JOURNAL_SECONDS = episode_writer.FLUSH_ROWS / tiny.decl.fps   # journaled a row group at a time
 episode = TaskWriter(sys.argv[1]).begin(tiny.decl)
 # what the assembler's counts would say: every row so far used one frame of the camera
-episode.accounting = lambda: {"streams": {"gripper_cam": {"received": episode.rows, "used": episode.rows}}}
+episode.accounting = lambda: {"streams": {"gripper_cam": {"received": episode.rows, "used": episode.rows}},
+                              "frame_marks": {"max_ranges": 100, "streams": {
+                                  "gripper_cam": {"video": "gripper_rgb",
+                                                  "repeated": {"rows": 18, "ranges": [[10, 11], [45, 60]]}},
+                                  "gripper_depth_cam": {"video": "gripper_depth",
+                                                        "late": {"rows": 1, "ranges": [[3, 3]]}}}}}
 for i in range(130):
     row = tiny.row(i)
     if i < 60:
@@ -77,6 +82,10 @@ def test_salvage_leaves_out_a_stream_without_frames(tmp_path: Path) -> None:
     assert drops["salvaged"]["kept_rows"] == 50
     assert drops["salvaged"]["video_frames"] == {"gripper_rgb": 50, "gripper_depth": 0}
     assert "gripper_depth" in drops["salvaged"]["left_out_videos"]
+    # the checkpointed frame marks: the kept video's, cut at the kept rows; none in drop_stats
+    assert "frame_marks" not in drops
+    assert episode.row["frame_marks"] == {"max_ranges": 100, "streams": {"gripper_cam": {
+        "video": "gripper_rgb", "repeated": {"rows": 7, "ranges": [[10, 11], [45, 49]], "cut_at": 50}}}}
     qa = episode.row["qa"]                          # judged at the salvage's commit too
     assert qa["verdict"] == "warn", qa
     assert any("recovered after an interrupted recording (kept 50 of" in r and "videos left out: gripper_depth" in r

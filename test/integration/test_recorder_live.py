@@ -97,6 +97,10 @@ def test_live_and_replay_of_the_same_samples_give_identical_rows(tmp_path):
     replay_table = open_task(tmp_path / "replay").episode(1).read()
     assert live_table.equals(replay_table)
     assert report.streams == again.streams and report.t0 == again.t0
+    # where rows were repeated or late: the same marks, committed by the live recorder's own path
+    live_marks = open_task(tmp_path / "live").episode(1).row["frame_marks"]
+    assert live_marks == open_task(tmp_path / "replay").episode(1).row["frame_marks"] == report.frame_marks
+    assert any("repeated" in e for e in live_marks["streams"].values()), live_marks   # the incidents' stall
     lag_ms = report.finalize_lag_ns / MS
     assert np.median(lag_ms) < 50 + 20, "rows are built on time, at t_i + D + margin"
 

@@ -152,6 +152,9 @@ CASES = {
     "force_matrix_specs missing": (edit_row(lambda r: r.update(force_matrix_specs={})), (DATA, MATRIX, "§8.1.4")),
     "JSON column does not parse": (edit_row(lambda r: r.update(drop_stats="{not json")), (ROW, "drop_stats", "§7.1")),
     "episode row length wrong": (edit_row(lambda r: r.update(length=r["length"] + 1)), (ROW, "length", "§7.1")),
+    "frame marks past the last row": (edit_row(lambda r: r.update(frame_marks={"max_ranges": 100, "streams": {
+        "ego.left": {"video": "stereo_left", "repeated": {"rows": 2, "ranges": [[r["length"], r["length"] + 1]]}}}})),
+        (ROW, "frame_marks", "DESIGN:frame_marks")),
     "video frames != rows": (shorten_video, (STEREO_LEFT, "stereo_left", "DESIGN:video-integrity")),
     "orphan file": (orphan_video, ("videos/chunk-000/stereo_left/episode-007.mp4", "", "§1.2.1")),
     "staged leftover": (stage_leftover, (".staging-episode-000003", "", "DESIGN:commit")),

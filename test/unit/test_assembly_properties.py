@@ -107,6 +107,7 @@ def test_live_gives_the_rows_and_counts_of_replay(episode, margin_ms):
     rows, got = live_like(rig, samples, stop, np.random.default_rng(seed), max_lag_ns=margin_ms * MS, config=config)
     assert got.t0 == want.t0 and got.video_keys == want.video_keys
     assert got.streams == want.streams
+    assert got.frame_marks == want.frame_marks
     assert same_rows(rows, want_rows)
 
 

@@ -253,6 +253,43 @@ function drawTimeline(tl, t) {
   g.fillStyle = "#888"; g.fillText("repeated samples", 4, H - 28);
   g.strokeStyle = "#fff"; const x = (t * tl.fps / Math.max(1, tl.rows - 1)) * W;
   g.beginPath(); g.moveTo(x, 0); g.lineTo(x, H); g.stroke();
+  drawMarks(tl, t);
+}
+// where each camera stream's rows were repeated, late or invalid (episode row frame_marks): one lane a
+// stream (a 5 px row a kind), on the same x scale as the timeline; a click seeks the videos to that row
+const MARK_COLORS = { repeated: "#f44", late: "#eb4", invalid: "#c6f" };
+function drawMarks(tl, t) {
+  const c = q("#r-marks"), fm = tl.frame_marks || {}, streams = Object.entries(fm.streams || {});
+  const lane = 32, top = 14, H = top + Math.max(1, streams.length) * lane + 2;
+  if (c.height !== H) c.height = H;
+  const g = c.getContext("2d"), W = c.width, span = Math.max(1, tl.rows - 1), xOf = (row) => (row / span) * W;
+  g.clearRect(0, 0, W, H); g.font = "11px sans-serif";
+  let x = 4;
+  for (const [kind, color] of Object.entries(MARK_COLORS)) { g.fillStyle = color; g.fillRect(x, 3, 8, 8); g.fillStyle = "#aaa"; g.fillText(kind, x + 11, 11); x += 70; }
+  const layout = { width: W, span, lanes: {} };
+  if (!fm.streams) { g.fillStyle = "#888"; g.fillText("no frame marks recorded for this episode (recorded before they were kept)", 4, top + 14); }
+  streams.forEach(([sid, m], i) => {
+    const y = top + i * lane, notes = [];
+    layout.lanes[sid] = {};
+    Object.keys(MARK_COLORS).forEach((kind, k) => {
+      const e = m[kind], yk = y + 12 + 6 * k; layout.lanes[sid][kind] = yk + 2;
+      g.fillStyle = "#1c1f23"; g.fillRect(0, yk, W, 5);
+      if (!e) return;
+      notes.push(`${kind} ${e.rows} rows` + (e.merged_from ? ` (${e.merged_from} ranges merged to ${e.ranges.length})` : ""));
+      g.fillStyle = MARK_COLORS[kind];
+      for (const [a, b] of e.ranges) g.fillRect(Math.floor(xOf(a - 0.5)), yk, Math.max(2, xOf(b + 0.5) - xOf(a - 0.5)), 5);
+    });
+    g.fillStyle = "#999"; g.fillText(`${sid} (${m.video})` + (notes.length ? ": " + notes.join(", ") : ": none repeated or late"), 4, y + 9);
+  });
+  g.strokeStyle = "#fff"; const cx = (t * tl.fps / span) * W;
+  g.beginPath(); g.moveTo(cx, 0); g.lineTo(cx, H); g.stroke();
+  window.egorec.marksLayout = layout;
+  c.onclick = (ev) => {
+    const master = reviewVideos[0] && reviewVideos[0].video; if (!master) return;
+    const row = Math.round((ev.offsetX / c.clientWidth) * span);
+    for (const { video } of reviewVideos) video.currentTime = row / tl.fps;
+    drawTimeline(tl, row / tl.fps);
+  };
 }
 
 // ---- wiring --------------------------------------------------------------------------------
