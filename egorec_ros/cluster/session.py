@@ -115,5 +115,5 @@ def check_paths_visible(*paths: str) -> None:
     """A probe: every path exists here (a bag, the output root)."""
     for path in paths:
         if not os.path.exists(path):
-            raise ClusterError(f"cannot see {path}: bags and the output root must be on storage every node "
-                               "mounts at the same path (NFS, ...)")
+            raise ClusterError(f"cannot see {path}: inputs (bags, task dirs) and outputs must be on storage every "
+                               "node mounts at the same path (NFS, ...)")

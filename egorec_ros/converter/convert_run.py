@@ -168,7 +168,7 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                     if outcome.error is not None:
                         owner[job.order].failures.append(outcome.error)
                         if not left[job.bag]:
-                            farm.bag(outcome.node, failed=True)
+                            farm.bag(job.bag, failed=True)
                         if not keep_going:
                             result.stopped = "an episode failed; the run stopped (--keep-going converts the rest)"
                             break
@@ -177,9 +177,9 @@ def _run(result: RunResult, settings: ConvertSettings, out: str | Path, rule: Sp
                     with interrupts_deferred():
                         number = writer.adopt(Path(outcome.staged)).index
                     owner[job.order].episodes.append((number, outcome))
-                    farm.episode(outcome.node, outcome.rows)
+                    farm.episode(job.bag, outcome.node, outcome.rows)
                     if not left[job.bag]:
-                        farm.bag(outcome.node, failed=bool(owner[job.order].failures))
+                        farm.bag(job.bag, failed=bool(owner[job.order].failures))
                     if on_episode is not None:
                         on_episode(number, outcome)
             finally:

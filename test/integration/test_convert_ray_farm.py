@@ -8,6 +8,7 @@ command run again (only the missing bag windows are converted; no episode twice)
 One cluster for the module (starting Ray is the expensive part on a shared 2-core machine)."""
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -20,6 +21,8 @@ import pytest
 
 from helpers.cli import EGOREC, egorec
 from helpers.convert import RIG_ARGS, assert_same_videos, convert, hidden_entries, sim_bag, task_files
+from helpers.export_files import dataset_files
+from egorec_ros.export.lerobot.export import export_lerobot
 from egorec_ros.layout.paths import TaskPaths
 from egorec_ros.schema.episode_row import read_episode_row
 
@@ -30,6 +33,9 @@ pytestmark = pytest.mark.slow
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 BAGS = 12
 WAIT_S = 240.0
+# fewer Ray processes a node on a shared 2-core machine: no log monitor (the CLI does not print
+# workers' logs) and, on the head, no autoscaler monitor (nothing to scale)
+LEAN = {"include_log_monitor": False}
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +62,14 @@ def cluster():
     os.environ.update(LOOPBACK)
     try:
         c = cluster_utils.Cluster(initialize_head=True, head_node_args={
-            "num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False,
-            "_system_config": {"health_check_period_ms": 500, "health_check_failure_threshold": 4}})
+            "num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False, **LEAN,
+            "no_monitor": True, "_system_config": {"health_check_period_ms": 500,
+                                                   "health_check_failure_threshold": 4}})
     except Exception as exc:
         _restore(saved)
         pytest.skip(f"Ray cannot start a cluster on this machine: {type(exc).__name__}: {exc}")
     try:
-        workers = [c.add_node(num_cpus=1, node_ip_address="127.0.0.1") for _ in range(2)]
+        workers = [c.add_node(num_cpus=1, node_ip_address="127.0.0.1", **LEAN) for _ in range(2)]
         c.wait_for_nodes()
         yield c, workers
     finally:
@@ -84,10 +91,10 @@ def _same_as_serial(root: Path, out: Path) -> None:
     assert hidden_entries(out) == [] and hidden_entries(out / "conv") == []
 
 
-def _node_bags(farm_line: str) -> dict[str, int]:
-    """'nodes: 127.0.0.1/ab12cd34 5 bags 90 rows, ...' -> {node id prefix: bags}"""
+def _node_work(farm_line: str) -> dict[str, tuple[int, int]]:
+    """'nodes: 127.0.0.1/ab12cd34 5 bags 6 episodes 90 rows, ...' -> {node id prefix: (bags, episodes)}"""
     nodes = farm_line.split("; nodes: ", 1)[1].split(", ")
-    return {n.split()[0].split("/")[1]: int(n.split()[1]) for n in nodes}
+    return {n.split()[0].split("/")[1]: (int(n.split()[1]), int(n.split()[-4])) for n in nodes}
 
 
 def _farm_line(stdout: str) -> str:
@@ -100,8 +107,9 @@ def test_farm_on_two_nodes_equals_a_serial_run_and_a_rerun_adds_nothing(tmp_path
     done = convert([], tmp_path, *args, "--ray", c.address)
     line = _farm_line(done.stdout)
     assert f"farm: {BAGS} bags done, 0 failed, 0 left" in line
-    worked = _node_bags(line)
-    assert set(worked) == {w.node_id[:8] for w in workers} and all(worked.values()), line
+    worked = _node_work(line)         # each node credited with the bags it converted (none split here)
+    assert set(worked) == {w.node_id[:8] for w in workers} and all(e for _, e in worked.values()), line
+    assert sum(b for b, _ in worked.values()) == BAGS and "split" not in line, line
     _same_as_serial(root, tmp_path)
     paths = TaskPaths(tmp_path / "conv")
     source = read_episode_row(paths.episode_row(paths.number(1)))["source"]
@@ -121,6 +129,25 @@ def test_farm_on_two_nodes_equals_a_serial_run_and_a_rerun_adds_nothing(tmp_path
     again = convert([], tmp_path, *args, "--ray", c.address)
     assert f"farm: 0 bags done, 0 failed, 0 left, {BAGS} already converted" in _farm_line(again.stdout)
     assert task_files(tmp_path / "conv") == task_files(root / "serial" / "conv")
+
+
+def test_a_lerobot_export_on_two_nodes_equals_a_serial_export(tmp_path, farm, cluster):
+    """Workers on both nodes write their episodes' videos and parts on the shared disk; the
+    driver assembles them in order: every file of the serial export, byte for byte (videos
+    copied, so frame for frame too)."""
+    root, _ = farm
+    c, workers = cluster
+    task, serial, on_ray = root / "serial" / "conv", tmp_path / "serial", tmp_path / "ray"
+    export_lerobot(task, serial)
+    done = egorec("export", "lerobot", task, "--out", on_ray, "--ray", c.address, "--json", timeout=WAIT_S)
+    assert done.returncode == 0, done.stdout + done.stderr
+    nodes = json.loads(done.stdout)["nodes"]
+    assert {n.split("/")[1] for n in nodes} == {w.node_id[:8] for w in workers}, nodes
+    assert sum(nodes.values()) == BAGS and all(nodes.values())
+    files = dataset_files(serial)
+    assert any(n.startswith("videos/") for n in files) and any(n.startswith("data/") for n in files)
+    assert dataset_files(on_ray) == files
+    assert hidden_entries(tmp_path) == []
 
 
 class _Lines:

@@ -52,3 +52,23 @@ def test_the_source_round_trips_through_the_episode_row(tmp_path):
     assert back["source"] == source and source_key(back["source"]) == (123, "blake2b-128:" + "ab" * 16, 10, 20)
     write_episode_row(row, {"episode_index": 4})        # rows without a source keep their columns
     assert "source" not in read_episode_row(row)
+
+
+def test_farm_progress_credits_each_node_with_what_it_converted():
+    import io
+
+    from egorec_ros.converter.farm_progress import FarmProgress
+
+    farm = FarmProgress(4, 0, stream=io.StringIO(), enabled=False)
+    farm.episode("a", "n1", 10)          # bag a: all on n1
+    farm.episode("a", "n1", 10)
+    farm.bag("a", failed=False)
+    farm.episode("b", "n1", 5)           # bag b: first episode on n1, the last on n2
+    farm.episode("b", "n2", 7)
+    farm.bag("b", failed=False)
+    farm.episode("c", "n2", 3)           # bag c: one episode on n2, then one failed
+    farm.bag("c", failed=True)
+    line = farm.line()
+    assert line.startswith("farm: 2 bags done, 1 failed, 1 left; 35 rows;"), line
+    assert "; 1 of the bags done split over nodes" in line
+    assert line.endswith("; nodes: n1 1 bags +1 split 3 episodes 25 rows, n2 0 bags +1 split 2 episodes 10 rows"), line

@@ -1,10 +1,11 @@
 """egorec export lerobot TASK_DIR --out DIR [--repo-id NAME] [--cameras ...] [--state ...]
-[--action ...] [--video copy|reencode]"""
+[--action ...] [--video copy|reencode] [--jobs N | --ray [ADDRESS]]"""
 from __future__ import annotations
 
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -29,6 +30,11 @@ def add_parser(sub) -> None:
     p.add_argument("--video", choices=("copy", "reencode"), default="copy",
                    help="copy our MP4s (no re-encode) or re-encode RGB with LeRobot's defaults (AV1, g=2, crf=30); "
                         "depth is always our 12-bit code video, which is LeRobot's depth encoding")
+    p.add_argument("--jobs", type=int, default=1, help="episodes exported in parallel by local processes (default 1)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="export the episodes as Ray tasks on the cluster at ADDRESS (or a local Ray instance); "
+                        "TASK_DIR and the folder of --out must be on storage every node mounts at the same path. "
+                        "With --jobs or --ray a stopped export keeps its finished episodes: run it again to go on")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
@@ -36,7 +42,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     os.environ.setdefault("SVT_LOG", "1")   # SVT-AV1 (--video reencode): errors only, not its banner per file
     from egorec_ros.errors import UserError
-    from egorec_ros.export.lerobot.export import export_lerobot
+    from egorec_ros.export.lerobot import parts
+    from egorec_ros.export.lerobot.export import export_lerobot, partial_dir
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():
@@ -45,10 +52,14 @@ def run(args) -> int:
     try:
         s = export_lerobot(args.task_dir, args.out, repo_id=args.repo_id, cameras=_names(args.cameras),
                            state=_names(args.state), action=_names(args.action), state_layout=args.state_layout,
-                           extras=args.extras, video=args.video, progress=progress)
-    except (UserError, FileExistsError) as exc:   # DatasetError, MappingError, VideoExportError…
+                           extras=args.extras, video=args.video, progress=progress, jobs=args.jobs, ray=args.ray)
+    except (UserError, FileExistsError) as exc:   # DatasetError, MappingError, VideoExportError, ClusterError…
         print(f"egorec export lerobot: {exc}", file=sys.stderr)
+        _kept(parts.finished(partial_dir(Path(args.out))), partial_dir(Path(args.out)))
         return 1
+    except KeyboardInterrupt:
+        _kept(parts.finished(partial_dir(Path(args.out))), partial_dir(Path(args.out)))
+        raise
     if sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
@@ -64,4 +75,14 @@ def run(args) -> int:
     for col, eps in s.zero_filled.items():
         print(f"  zeros where absent: {col} (our episodes {eps})")
     print(f"  left out ({len(m['left_out'])}): " + "; ".join(f"{k}: {v}" for k, v in m["left_out"].items()))
+    if s.reused:
+        print(f"  {s.reused} episode(s) kept from the stopped run before")
+    if s.nodes:
+        print("  episodes per node: " + ", ".join(f"{n} {c}" for n, c in sorted(s.nodes.items())))
     return 0
+
+
+def _kept(n: int, where: Path) -> None:
+    if n:
+        print(f"egorec export lerobot: {n} finished episode(s) kept in {where}; the same command goes on from them",
+              file=sys.stderr)

@@ -6,22 +6,32 @@ Episodes are renumbered 0..N-1 in our (1-based) order. The per-frame int64 featu
 ``meta/info.json`` (``features["egorec.episode_index"]["info"]``, see ``provenance``) names
 the source task, each source episode's data file and how columns were mapped: LeRobot keeps
 declared features through ``lerobot-edit-dataset`` (delete, split, merge renumber episodes;
-the column still says which of ours a row came from). The dataset is built in a hidden ``.OUT.partial`` folder beside OUT and renamed into
-place at the end, so OUT is either absent or complete."""
+the column still says which of ours a row came from). The dataset is built in a hidden
+``.OUT.partial`` folder beside OUT and renamed into place at the end, so OUT is either absent
+or complete.
+
+Per episode (``episode.py``) the work is independent of the other episodes: in this process,
+or (``jobs``, ``ray``) in workers that write parts (``parts.py``). What depends on the
+episodes before it (which data file its rows go to, the camera size check, the dataset
+stats) is done here, in episode order, so every mode writes the same bytes."""
 from __future__ import annotations
 
 import json
 import shutil
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Generator, Sequence
 
 import numpy as np
 
+from egorec_ros.cluster.executor import executor
+from egorec_ros.cluster.session import check_paths_visible
 from egorec_ros.dataset import Episode, Task, open_task
-from egorec_ros.export.lerobot import layout, stats, tables, videos
-from egorec_ros.export.lerobot.mapping import IMAGE_PREFIX, MappingError, Plan, episode_values, plan_export
+from egorec_ros.export.lerobot import layout, parts, stats, tables, videos
+from egorec_ros.export.lerobot.episode import DATA_FILE_KEYS, EpisodePart, Shared, episode_part
+from egorec_ros.export.lerobot.mapping import IMAGE_PREFIX, MappingError, Plan, plan_export
 from egorec_ros.schema.tasks import read_tasks
 
 VIDEO_MODES = ("copy", "reencode")
@@ -37,11 +47,13 @@ class Summary:
     seconds: float = 0.0
     mapping: dict = field(default_factory=dict)
     zero_filled: dict[str, list[int]] = field(default_factory=dict)   # column -> our episodes that lacked it
+    nodes: dict[str, int] = field(default_factory=dict)   # Ray node -> episodes it made (--ray)
+    reused: int = 0                                        # episodes an earlier, stopped run had made
 
     def to_json(self) -> dict:
         return {"out": str(self.out), "repo_id": self.repo_id, "video": self.video, "episodes": self.episodes,
                 "frames": self.frames, "seconds": round(self.seconds, 3), **self.mapping,
-                "zero_filled": self.zero_filled}
+                "zero_filled": self.zero_filled, "nodes": self.nodes, "reused": self.reused}
 
 
 def _task_names(task_root: Path) -> dict[int, str]:
@@ -51,9 +63,16 @@ def _task_names(task_root: Path) -> dict[int, str]:
 def export_lerobot(task_dir: str | Path, out: str | Path, *, repo_id: str | None = None,
                    cameras: Sequence[str] | None = None, state: Sequence[str] | None = None,
                    action: Sequence[str] | None = None, state_layout: str = "concat", extras: str = "drop",
-                   video: str = "copy", progress: Callable[[int, int], None] | None = None) -> Summary:
+                   video: str = "copy", progress: Callable[[int, int], None] | None = None,
+                   jobs: int = 1, ray: str | None = None) -> Summary:
+    """``jobs`` > 1: episodes made by that many local processes; ``ray`` (an address, "" for a
+    local instance): by Ray tasks on every node, which must see TASK_DIR and OUT's folder
+    (checked first). Either way through part files (``parts.py``), and the same files as a
+    serial export; a stopped parallel export leaves its parts, and the same command goes on."""
     if video not in VIDEO_MODES:
         raise MappingError(f"--video {video!r}: use copy or reencode")
+    if jobs < 1:
+        raise MappingError(f"--jobs {jobs}: give at least 1")
     started = time.perf_counter()
     out = Path(out)
     if out.exists() and any(out.iterdir()):
@@ -64,40 +83,60 @@ def export_lerobot(task_dir: str | Path, out: str | Path, *, repo_id: str | None
     plan = plan_export(task, cameras=cameras, state=state, action=action, layout=state_layout, extras=extras)
     summary = Summary(out, repo_id or f"egorec/{out.name}", video, mapping=plan.describe())
 
-    tmp = out.with_name(f".{out.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)   # a previous export of ours that stopped half-way
-    tmp.mkdir(parents=True)
+    tmp = partial_dir(out)
+    remote = jobs > 1 or ray is not None
+    if not remote:
+        shutil.rmtree(tmp, ignore_errors=True)   # a previous export of ours that stopped half-way
+    tmp.mkdir(parents=True, exist_ok=True)
+    finished = False
     try:
-        _write(task, plan, tmp, summary, progress)
+        _write(task, plan, tmp, summary, progress, jobs, ray)
+        if remote:
+            parts.remove_parts(tmp)
         if out.exists():
             out.rmdir()
         tmp.rename(out)
+        finished = True
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not finished and not (remote and parts.finished(tmp)):
+            shutil.rmtree(tmp, ignore_errors=True)
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _write(task: Task, plan: Plan, root: Path, summary: Summary,
-           progress: Callable[[int, int], None] | None) -> None:
+def partial_dir(out: Path) -> Path:
+    """Where the dataset is built before it is renamed to ``out`` (a stopped parallel export's
+    parts stay there for the next run)."""
+    return out.with_name(f".{out.name}.partial")
+
+
+def _write(task: Task, plan: Plan, root: Path, summary: Summary, progress: Callable[[int, int], None] | None,
+           jobs: int, ray: str | None) -> None:
     names = _task_names(task.root)
     used = sorted({int(i) for ep in task for i in np.unique(ep.column("task_index").to_numpy())})
     unknown = [i for i in used if i not in names]
     if unknown:
         raise MappingError(f"{task.root}/meta/tasks.jsonl: no text for task_index {unknown}")
-    remap = {old: new for new, old in enumerate(used)}
+    shared = Shared(plan, summary.video, {old: new for new, old in enumerate(used)}, names)
+    firsts = np.concatenate([[0], np.cumsum([len(ep) for ep in task.episodes])[:-1]]).tolist()
+    made: Generator[EpisodePart, None, None] = (_parallel(task, shared, firsts, root, jobs, ray, summary) if jobs > 1 or ray is not None
+            else (episode_part(ep, k, first, shared, root) for k, (ep, first) in enumerate(zip(task.episodes, firsts))))
 
     data = tables.DataFiles(root)
     ep_rows, ep_stats, total = [], [], 0
     sizes: dict[str, tuple[int, int]] = {}   # camera -> (height, width) of its first episode
     try:
-        for k, ep in enumerate(task.episodes):
-            row, st = _episode(k, ep, plan, root, total, data, remap, names, sizes, summary)
-            ep_rows.append(row)
-            ep_stats.append(st)
-            total += row["length"]
-            if progress:
-                progress(k + 1, len(task.episodes))
+        with closing(made) as episodes:      # a failure here stops the workers before the folder goes
+            for part in episodes:
+                _check_sizes(part, sizes, task.episodes[part.k])
+                for c in part.missing:
+                    summary.zero_filled.setdefault(c, []).append(part.source)
+                part.row.update(zip(DATA_FILE_KEYS, data.append(part.table)))
+                ep_rows.append(part.row)
+                ep_stats.append(part.stats)
+                total += part.row["length"]
+                if progress:
+                    progress(part.k + 1, len(task.episodes))
     finally:
         data.close()
 
@@ -128,53 +167,43 @@ def _write(task: Task, plan: Plan, root: Path, summary: Summary,
     summary.episodes, summary.frames = len(ep_rows), total
 
 
-def _episode(k: int, ep: Episode, plan: Plan, root: Path, first: int, data: tables.DataFiles,
-             remap: dict[int, int], names: dict[int, str], sizes: dict[str, tuple[int, int]],
-             summary: Summary) -> tuple[dict, dict]:
-    """LeRobot episode k from our episode ``ep``: its rows appended to the data files, its
-    videos put in place; returns its episodes-table row and its stats."""
-    rows = len(ep)
-    values, missing = episode_values(ep, plan)
-    for c in missing:
-        summary.zero_filled.setdefault(c, []).append(ep.index)
-    base = ep.read(["frame_index", "task_index"])
-    frame_index = base.column("frame_index").to_numpy()
-    if not np.array_equal(frame_index, np.arange(rows)):
-        raise MappingError(f"{ep.data_path}: frame_index is not 0..{rows - 1}; run `egorec validate`")
-    ours = base.column("task_index").to_numpy()
-    table = tables.frame_table(episode_index=k, first_index=first, frame_index=frame_index, fps=plan.fps,
-                               task_index=np.vectorize(remap.__getitem__, otypes=[np.int64])(ours), values=values,
-                               source_episode=ep.index)
-    data_chunk, data_file = data.append(table)
-    st = {name: stats.vector_stats(table.column(name).to_numpy())
-          for name in (*layout.DEFAULT_FEATURES, layout.PROVENANCE)}
-    st.update({name: stats.vector_stats(v) for name, v in values.items()})
-    row = {"episode_index": k, "tasks": [names[i] for i in np.unique(ours).tolist()], "length": rows,
-           "data/chunk_index": data_chunk, "data/file_index": data_file,
-           "dataset_from_index": first, "dataset_to_index": first + rows}
-    chunk, file = layout.chunk_file(k)
-    for key in plan.cameras:
-        depth = key in plan.depth
-        put = (videos.copy_depth if depth else videos.copy_video if summary.video == "copy"
-               else videos.reencode_video)
-        src = ep.video_path(key)
-        if src is None:
-            raise MappingError(f"episode {ep.index} has no video {key!r}; leave it out with --cameras "
-                               f"(this episode has {', '.join(ep.video_keys) or 'no video'})")
-        feature = IMAGE_PREFIX + key
-        dst = root / layout.VIDEO_PATH.format(video_key=feature, chunk_index=chunk, file_index=file)
-        put(src, dst, rows, plan.fps)
-        size = videos.frame_size(dst)
+def _check_sizes(part: EpisodePart, sizes: dict[str, tuple[int, int]], ep: Episode) -> None:
+    """A LeRobot video feature has one shape: every episode's frames as episode 0's."""
+    for key, size in part.sizes.items():
         if sizes.setdefault(key, size) != size:
-            raise MappingError(f"{src}: {size[1]}x{size[0]} but {sizes[key][1]}x{sizes[key][0]} in earlier "
-                               "episodes; a LeRobot feature has one shape: export those episodes apart")
-        st[feature] = (stats.depth_stats(videos.keyframe_sample(dst, depth=True), videos.DEPTH_LEVELS, rows) if depth
-                       else stats.image_stats(videos.keyframe_sample(dst), rows))
-        row |= {f"videos/{feature}/chunk_index": chunk, f"videos/{feature}/file_index": file,
-                f"videos/{feature}/from_timestamp": 0.0, f"videos/{feature}/to_timestamp": rows / plan.fps}
-    row |= {"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0}
-    row |= {f"stats/{name}/{s}": np.asarray(v).tolist() for name, fs in st.items() for s, v in fs.items()}
-    return row, st
+            raise MappingError(f"{ep.video_path(key)}: {size[1]}x{size[0]} but {sizes[key][1]}x{sizes[key][0]} in "
+                               "earlier episodes; a LeRobot feature has one shape: export those episodes apart")
+
+
+def _parallel(task: Task, shared: Shared, firsts: list[int], root: Path, jobs: int, ray: str | None,
+              summary: Summary) -> Generator[EpisodePart, None, None]:
+    """The episodes' parts in order, made by workers (parts an earlier run left that still match
+    are kept); a worker's error is raised when its episode's turn comes, as a serial export would."""
+    task_root, where = str(task.root.resolve()), str(root.resolve())
+    keys = {k: parts.part_key(ep, k, first, shared) for k, (ep, first) in enumerate(zip(task.episodes, firsts))}
+    kept = parts.keep_only(root, keys)
+    summary.reused = len(kept)
+    with executor(jobs, ray or None, ray=ray is not None, check=check_paths_visible, check_args=(task_root, where),
+                  what="the task dir and the folder of --out") as pool:
+        futures = {k: pool.submit(parts.make_part, task_root, ep.index, k, firsts[k], shared, where, keys[k],
+                                  ray is not None)
+                   for k, ep in enumerate(task.episodes) if k not in kept}
+        try:
+            for k in range(len(task.episodes)):
+                if k in futures:
+                    done = futures[k].result()
+                    if done.error is not None:
+                        raise done.error
+                    if done.node:
+                        summary.nodes[done.node] = summary.nodes.get(done.node, 0) + 1
+                part = parts.read_part(root, k, keys[k])
+                if part is None:
+                    raise MappingError(f"{root}: episode {k}'s part is missing or unreadable after its worker "
+                                       "finished; is the folder of --out on storage every node shares?")
+                yield part
+        finally:
+            for fut in futures.values():
+                fut.cancel()
 
 
 def _write_json(path: Path, doc: dict) -> None:
