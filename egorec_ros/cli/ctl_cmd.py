@@ -104,6 +104,8 @@ def _status(transport, store, topic: str, msgtype: str, timeout: float) -> int:
               + "".join(f"\n  {r}" for r in msg.last_reasons))
     for alarm in msg.alarms:
         print(f"  ALARM {alarm}")
+    if msg.upload_server:
+        print(f"upload to {msg.upload_server}: {msg.upload}")
     for s in msg.streams:
         age = "never" if s.last_sample_age_s < 0 else f"{s.last_sample_age_s:.2f} s ago"
         print(f"  {s.stream:32s} {s.rate_hz:7.1f} Hz  last {age:>12s}  received {s.received}  "

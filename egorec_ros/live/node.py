@@ -48,7 +48,7 @@ from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
 from egorec_ros.transport.socket_drops import rcvbuf_advice, rmem_max, udp_drops
-from egorec_ros.upload.background import BackgroundUploader
+from egorec_ros.upload.background import BackgroundUploader, QueueStatus
 from egorec_ros.upload.credentials import Credentials
 from egorec_ros.upload.uploader import UploadSettings
 
@@ -208,11 +208,18 @@ class RecorderNode:
         self.log(f"episode {episode_index} of {task}: deleted locally, the server has it (its number is not reused)")
 
     def list_episodes(self, task: str = "") -> tuple[str, list[dict]]:
-        """(task, its committed episodes: number, rows, duration, instruction, verdict)."""
+        """(task, its committed episodes: number, rows, duration, instruction, verdict, and its
+        upload: state, attempts, last error, server session id; ``{"state": "off"}`` when this
+        recorder uploads nothing, ``"not queued"`` for an episode it never queued)."""
         task = task or self.task
         if Path(task).is_absolute() or ".." in Path(task).parts:
             raise ValueError(f"task {task!r} must be a folder name under the recorder's output root")
-        return task, episode_summaries(Path(self.config.out) / task)
+        episodes = episode_summaries(Path(self.config.out) / task)
+        uploads = self.uploader.episode_states(task) if self.uploader is not None else {}
+        for e in episodes:
+            e["upload"] = (uploads.get(e["episode_index"], {"state": "not queued"}) if self.uploader is not None
+                           else {"state": "off"})
+        return task, episodes
 
     def abort(self) -> int:
         """Discard the running episode; its number is free again (§1.3)."""
@@ -313,6 +320,8 @@ class RecorderNode:
                 self.log(f"marker {self.config.marker}: {exc}")
 
     def _reply(self, srv: str, **fields) -> bytes:
+        if srv in (START, STOP):       # after the action: a status stamped earlier shows the state before it
+            fields["stamp_ns"] = time.time_ns()
         msgtype = f"{srv}_Response"
         return bytes(self._store.serialize_cdr(self._store.types[msgtype](**fields), msgtype))
 
@@ -390,7 +399,7 @@ class RecorderNode:
                                   upload_pending=upload.pending if upload else 0,
                                   upload_failed=upload.failed if upload else 0, upload=upload.text if upload else "",
                                   stage=status.stage, overload=status.overload, udp_drops=drops,
-                                  callback_drops=behind)
+                                  callback_drops=behind, **_upload_fields(self.config.upload, upload))
         self._status_pub.publish(bytes(store.serialize_cdr(msg, STATUS)))
         new_behind, self._callback_drops = behind - self._callback_drops, behind
         level = WARN if free_gb < LOW_DISK_GB or new_drops or new_behind else OK
@@ -406,7 +415,8 @@ class RecorderNode:
                                       alarms=len(alarms), last_episode=last_index, last_verdict=last_verdict))
         if upload is not None:
             diags.append(self._diagnostic(WARN if upload.failed else OK, "upload", upload.text,
-                                          pending=upload.pending, failed=upload.failed,
+                                          pending=upload.pending, failed=upload.failed, done=upload.done,
+                                          rate_bytes_s=f"{upload.rate_bytes_s:.0f}",
                                           server=self.config.upload.server if self.config.upload else ""))
         self._diag_pub.publish(diagnostic_array(now_ns, self.config.name, diags))
 
@@ -434,6 +444,18 @@ class RecorderNode:
 
     def _diagnostic(self, level: int, what: str, message: str, **values):
         return diagnostic_status(level, f"{self.config.name}: {what}", message, self.config.name, values)
+
+
+def _upload_fields(settings: UploadSettings | None, upload: QueueStatus | None) -> dict:
+    """~/status's upload_* fields beyond the counts: server, done, the episode being sent, rate."""
+    if settings is None or upload is None:
+        return {"upload_server": "", "upload_uploading": 0, "upload_done": 0, "upload_done_bytes": 0,
+                "upload_task": "", "upload_episode_index": 0, "upload_sent_bytes": 0, "upload_size_bytes": 0,
+                "upload_rate_bytes_s": 0.0}
+    return {"upload_server": settings.server, "upload_uploading": upload.uploading, "upload_done": upload.done,
+            "upload_done_bytes": upload.done_bytes, "upload_task": upload.current_task,
+            "upload_episode_index": upload.current_episode, "upload_sent_bytes": upload.sent_bytes,
+            "upload_size_bytes": upload.size_bytes, "upload_rate_bytes_s": float(upload.rate_bytes_s)}
 
 
 def _qa_kind(rig: Rig, spec) -> str:

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import queue
 import threading
-from dataclasses import dataclass
+import time
+from collections import deque
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from egorec_ros.thread_priority import BACKGROUND_NICENESS, idle_io_for_thread, lower_this_thread
 from egorec_ros.upload.credentials import Credentials, load_credentials
 from egorec_ros.upload.errors import UploadError
-from egorec_ros.upload.queue import FAILED, GONE, PENDING, UPLOADING, UploadQueue
+from egorec_ros.upload.queue import DONE, FAILED, GONE, PENDING, UPLOADING, Entry, UploadQueue
 from egorec_ros.upload.uploader import Uploader, UploadSettings, backoff_delay, sweep_slices
 
 UPLOAD_NICENESS = 2 * BACKGROUND_NICENESS     # below the encoders (+5), which are below the recorder
@@ -33,19 +35,61 @@ def upload_config(server: str | None, project: str = "", user: str | None = None
 
 @dataclass(frozen=True)
 class QueueStatus:
-    pending: int
+    pending: int              # waiting: pending or being sent
     failed: int
     text: str                 # one line: counts and what is being sent
+    uploading: int = 0        # of ``pending``: being sent (or interrupted mid-send)
+    done: int = 0
+    done_bytes: int = 0       # the done entries' slice bytes
+    current_task: str = ""    # the episode being sent now ("" / 0 when none)
+    current_episode: int = 0
+    sent_bytes: int = 0       # of it, sent so far
+    size_bytes: int = 0       # its slice's size
+    rate_bytes_s: float = 0.0
 
 
 def queue_status(root: Path, current: str = "") -> QueueStatus:
     """What the queue of ``root`` holds, for ``/status``, ``/diagnostics`` and ``--status``."""
     with UploadQueue(root) as queue:
         counts = queue.counts()
+        done_bytes = queue.done_bytes()
     waiting = counts[PENDING] + counts[UPLOADING]
     text = f"{waiting} waiting, {counts['done']} done, {counts[FAILED]} failed" + (
         f", {counts[GONE]} gone" if counts[GONE] else "") + (f"; {current}" if current else "")
-    return QueueStatus(waiting, counts[FAILED], text)
+    return QueueStatus(waiting, counts[FAILED], text, uploading=counts[UPLOADING], done=counts[DONE],
+                       done_bytes=done_bytes)
+
+
+class RateMeter:
+    """Bytes per second over the last ``window_s`` from a growing byte counter sampled now and
+    then (every status): 0 once nothing has moved for the window."""
+
+    def __init__(self, window_s: float = 3.0) -> None:
+        self.window_s = window_s
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def rate(self, total: int, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        if self._samples and total < self._samples[-1][1]:     # a new uploader counts from 0
+            self._samples.clear()
+        self._samples.append((now, total))
+        while len(self._samples) > 1 and now - self._samples[1][0] >= self.window_s:
+            self._samples.popleft()
+        t0, b0 = self._samples[0]
+        return (total - b0) / (now - t0) if now - t0 > 0.2 else 0.0
+
+
+def entry_view(entry: Entry, sent: int | None = None) -> dict:
+    """One episode's upload as the console's Episodes list shows it (``~/list_episodes``):
+    state, attempts, last error, server session id, slice size, and while it is being sent the
+    bytes gone so far; a pending entry waiting out a backoff says in how many seconds it retries."""
+    view: dict = {"state": entry.state, "attempts": entry.attempts, "last_error": entry.last_error,
+                  "session_id": entry.session_id, "size": entry.size}
+    if sent is not None:
+        view["sent"] = sent
+    if entry.state == PENDING and entry.next_try > time.time():
+        view["retry_in_s"] = round(entry.next_try - time.time(), 1)
+    return view
 
 
 class BackgroundUploader:
@@ -69,6 +113,7 @@ class BackgroundUploader:
         if settings.delete_after and delete is not None:      # started from here: the caller's priority
             self._deleter = threading.Thread(target=self._delete_loop, name="egorec-upload-delete", daemon=True)
             self._deleter.start()
+        self._rate = RateMeter()
         self._thread = threading.Thread(target=self._loop, name="egorec-upload", daemon=True)
         self._thread.start()
 
@@ -81,13 +126,31 @@ class BackgroundUploader:
         self._wake.set()
 
     def status(self) -> QueueStatus:
-        current = ""
+        """The queue's counts, the episode being sent (bytes so far of its size) and the send rate."""
         up = self._uploader
-        if up is not None and up.current is not None:
-            entry, sent, total = up.current
-            if sent < total:
-                current = f"sending episode {entry.episode_index} of {entry.task} ({100 * sent / max(1, total):.0f} %)"
-        return queue_status(self.root, current)
+        rate = self._rate.rate(up.sent_total if up is not None else 0)
+        sending = self._sending()
+        if sending is None:
+            return replace(queue_status(self.root), rate_bytes_s=rate)
+        entry, sent, total = sending
+        status = queue_status(self.root, f"sending episode {entry.episode_index} of {entry.task} "
+                                         f"({100 * sent / max(1, total):.0f} %)")
+        return replace(status, current_task=entry.task, current_episode=entry.episode_index, sent_bytes=sent,
+                       size_bytes=total, rate_bytes_s=rate)
+
+    def episode_states(self, task: str) -> dict[int, dict]:
+        """episode_index -> its upload (``entry_view``) for the episodes of ``task`` queued for this
+        recorder's server; an episode not in the queue is absent."""
+        sending = self._sending()
+        with UploadQueue(self.root) as queue:
+            entries = queue.entries(task=task, server=self.settings.server)
+        return {e.episode_index: entry_view(e, sending[1] if sending and sending[0].id == e.id else None)
+                for e in entries}
+
+    def _sending(self) -> tuple[Entry, int, int] | None:
+        up = self._uploader
+        current = up.current if up is not None else None
+        return current if current is not None and current[1] < current[2] else None
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Stop between pieces of the body (an interrupted entry is checked against the server

@@ -161,6 +161,11 @@ class UploadQueue:
             out[state] = n
         return out
 
+    def done_bytes(self) -> int:
+        """Slice bytes of the done entries (what reached the server)."""
+        (total,) = self._db.execute("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE state=?", (DONE,)).fetchone()
+        return int(total)
+
     def _select(self, where: str, args: tuple) -> list[Entry]:
         cur = self._db.execute(f"SELECT {', '.join(Entry.__dataclass_fields__)} FROM uploads {where} ORDER BY id",
                                args)

@@ -78,6 +78,7 @@ class Uploader:
         self.progress = progress
         self.stop = stop or threading.Event()
         self.current: tuple[Entry, int, int] | None = None      # (entry, bytes sent, bytes total)
+        self.sent_total = 0          # body bytes sent since this uploader began (the recorder's rate)
         self._projects: dict[str, str] = {}
         # --delete-after: the task's own writer by default; a recorder holding the task passes its delete
         self.delete_local = delete_local or self._delete_local
@@ -137,6 +138,8 @@ class Uploader:
                 return self._locked_attempt(entry)
         except UploadStopped:
             return self.queue.get(entry.id)            # stays uploading: the next run checks the server
+        finally:
+            self.current = None                        # nothing is being sent between attempts
 
     def _locked_attempt(self, entry: Entry) -> Entry:
         entry = self.queue.get(entry.id)
@@ -196,6 +199,7 @@ class Uploader:
 
         def step(n: int) -> None:
             sent[0] += n
+            self.sent_total += n
             self.current = (entry, sent[0], entry.size)
             if shown:
                 shown(n)

@@ -24,6 +24,7 @@ RANGES: dict[str, range] = {
     "test_transport_dds_replay": range(160, 170),
     "test_nodes_rclpy": range(170, 190),
     "test_transport_dds_control": range(190, 210),
+    "test_console_stale_status": range(210, 213),
     "test_transport_dds_faults": range(213, 233),
 }
 

@@ -1,8 +1,11 @@
 """The console in a real browser (Debian chromium via Selenium, headless, without CAP_SYS_NICE)
 against the DDS recorder and simulated devices in their own processes (loopback DDS): start a
 recording from the page, see the tiles update, stop, read the verdict, delete that episode (redo),
-record another, keep it, open Review and check every video plays in step. Screenshots of the live
-and review pages go to $EGOREC_SCREENSHOTS (if set)."""
+record another, keep it, open Review and check every video plays in step. The recorder uploads
+each committed episode to the test upload server (its own process): the kept episode's upload
+state in the Episodes list goes to done with the server's session id, and the header sums the
+queue. Screenshots of the live page, the episodes with their upload states, the review page and
+the task's HTML report (`egorec inspect --html`) go to $EGOREC_SCREENSHOTS (if set)."""
 from __future__ import annotations
 
 import os
@@ -13,13 +16,17 @@ from pathlib import Path
 import pytest
 from helpers.browser import browser_or_skip, console_process, wait_for
 from helpers.dds_recorder import dds_env_for, running_recorder
+from helpers.cli import egorec_ok
+from helpers.upload import upload_server
 
 pytestmark = pytest.mark.timeout(180)
 
 
-def _shot(browser, name: str) -> None:
+def _shot(browser, name: str, scroll_to: str = "") -> None:
     folder = os.environ.get("EGOREC_SCREENSHOTS")
     if folder:
+        if scroll_to:
+            browser.execute_script(f"document.getElementById('{scroll_to}').scrollIntoView()")
         browser.save_screenshot(str(Path(folder) / name))
 
 
@@ -47,7 +54,9 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
     from selenium.webdriver.common.by import By
     browser = browser_or_skip(tmp_path)
     try:
-        with running_recorder(tmp_path, dds_env_for(__name__), name="rec_console", task="t") as rec:
+        with upload_server(tmp_path / "server") as server, \
+                running_recorder(tmp_path, dds_env_for(__name__), name="rec_console", task="t",
+                                 recorder_args=("--upload-server", server.url)) as rec:
             console, url = console_process(["--name", rec.name, "--out", str(rec.out)], rec.env, tmp_path / "console.log")
             try:
                 # nothing outside the task folder, however encoded; no control without the token
@@ -92,10 +101,21 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
                 second = int(browser.find_element(By.ID, "v-index").text)
                 assert second == first_index + 1, "a deleted episode's number is never reused"
                 browser.find_element(By.ID, "keep").click()
-                row = wait_for(lambda: browser.find_element(By.CSS_SELECTOR, f"tr[data-episode='{second}']"), 20,
-                               "the kept episode in the list")
+                wait_for(lambda: browser.find_element(By.CSS_SELECTOR, f"tr[data-episode='{second}']"), 20,
+                         "the kept episode in the list")
                 assert not browser.find_elements(By.CSS_SELECTOR, f"tr[data-episode='{first_index}']")
-                row.find_element(By.CSS_SELECTOR, "button.review").click()
+                # uploaded by the recorder itself: done, with the session id the server gave it
+                session = wait_for(lambda: next((x["id"] for x in server.received()
+                                                 if x["episode_index"] == str(second - 1)), None), 30,
+                                   "the kept episode on the upload server")
+                kept = f"tr[data-episode='{second}'] td.upload"    # (the list is redrawn as the queue moves)
+                wait_for(lambda: browser.find_element(By.CSS_SELECTOR, kept).text == f"done · session {session}",
+                         20, "the kept episode's upload state to be done with the server's session id")
+                summary = wait_for(lambda: (t := browser.find_element(By.ID, "upload").text)
+                                   and " 0 uploading" in t and " done" in t and t, 10, "the upload summary")
+                assert summary.startswith("upload: 0 pending · 0 uploading · ") and " 0 failed · " in summary, summary
+                _shot(browser, "console-episodes.png", "episodes")
+                browser.find_element(By.CSS_SELECTOR, f"tr[data-episode='{second}'] button.review").click()
                 wait_for(lambda: browser.execute_script("return window.egorec.reviewReady"), 30, "the review")
                 videos = browser.find_elements(By.CSS_SELECTOR, "#r-videos video")
                 assert len(videos) == 2
@@ -108,6 +128,11 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
                     and min(t) > 0.8 and t, 20, "every video to play")
                 assert max(times) - min(times) < 0.35, f"videos out of step: {times}"
                 _shot(browser, "console-review.png")
+                if os.environ.get("EGOREC_SCREENSHOTS"):       # the task's HTML report with its QA badge
+                    report = Path(os.environ["EGOREC_SCREENSHOTS"]) / "report.html"
+                    egorec_ok("inspect", str(rec.task_dir), "--html", str(report), env=rec.env, timeout=120)
+                    browser.get(report.as_uri())
+                    _shot(browser, "report.png")
             finally:
                 console.terminate()
                 console.wait(timeout=20)

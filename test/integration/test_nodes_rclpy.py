@@ -106,7 +106,11 @@ def test_launch_records_with_services_status_diagnostics_and_ctrl_c(tmp_path, en
         diagnostics = _echo_once(env, "/diagnostics")
         assert "/egorec_recorder: cam1.rgb" in diagnostics, diagnostics
         stopped = _service(env, "/egorec_recorder/stop", "egorec_ros/srv/Stop")
-        assert "success=True" in stopped and "rows committed" in stopped, stopped
+        assert "success=True" in stopped and "rows committed" in stopped and "stamp_ns=" in stopped, stopped
+        # no upload_server: each episode's upload says so, as over DDS
+        listed = _service(env, "/egorec_recorder/list_episodes", "egorec_ros/srv/ListEpisodes", "{task: t}")
+        assert '"episode_index": 1' in listed and '"upload": {"state": "off"}' in listed, listed
+        assert "upload_server: ''" in _echo_once(env, "/egorec_recorder/status")
         # a second episode, left running: Ctrl-C on the launch commits it
         assert "episode_index=2" in _service(env, "/egorec_recorder/start", "egorec_ros/srv/Start",
                                              "{task: t, instruction: place}")

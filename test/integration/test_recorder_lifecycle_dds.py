@@ -42,6 +42,9 @@ def test_delete_list_and_verdict_over_dds(tmp_path, dds_env):
         assert [e["episode_index"] for e in listed] == [1, 2]
         assert [e["instruction"] for e in listed] == ["pick", "place"]
         assert all(e["rows"] > 20 and e["duration_s"] > 0.5 and e["verdict"] for e in listed), listed
+        # no --upload-server: each episode's upload says so, and so does ~/status
+        assert all(e["upload"] == {"state": "off"} for e in listed), listed
+        assert rec.watch.status.upload_server == "" and rec.watch.status.upload_done == 0
 
         # a delete while episode 3 is being recorded: safe, and the recording goes on
         record("third")

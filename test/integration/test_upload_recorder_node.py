@@ -97,6 +97,14 @@ def test_the_recorder_uploads_committed_episodes_only(tmp_path: Path, dds_env) -
             assert (statuses[-1].upload_pending, statuses[-1].upload_failed) == (0, 0)
             upload_diag = [d for arr in diags[-3:] for d in arr.status if d.name.endswith(": upload")]
             assert upload_diag and upload_diag[-1].level == OK
+            # per episode (the console's Episodes column) and the queue's sums on ~/status
+            (sent,) = server.received()
+            listed = json.loads(ctl(dds_env, "list", "--json"))
+            assert [e["upload"] for e in listed["episodes"]] == [
+                {"state": "done", "attempts": 1, "last_error": "", "session_id": sent["id"], "size": sent["size"]}]
+            last = statuses[-1]
+            assert (last.upload_server, last.upload_done, last.upload_done_bytes, last.upload_uploading,
+                    last.upload_episode_index) == (server.url, 1, sent["size"], 0, 0)
         procs[1].send_signal(signal.SIGTERM)
         assert procs[1].wait(timeout=60) == 0, log.read_text()
         (received,) = server.received()                            # episode 1, once; the aborted one never

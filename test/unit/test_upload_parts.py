@@ -1,12 +1,15 @@
 """The upload's small parts: --episodes ranges, backoff with jitter, the duplicate rule,
-credentials (never shown), the queue's states surviving a reopen."""
+credentials (never shown), the queue's states surviving a reopen, what the recorder shows of it
+(each episode's state, the queue's sums, the send rate)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
+from egorec_ros.upload.background import RateMeter, entry_view, queue_status
 from egorec_ros.upload.client import Session
 from egorec_ros.upload.credentials import Credentials, load_credentials
 from egorec_ros.upload.errors import CredentialsError, UploadError
@@ -76,3 +79,30 @@ def test_credentials_from_env_or_a_private_file(tmp_path: Path, monkeypatch) -> 
     f.write_text("user=bo")
     with pytest.raises(CredentialsError, match="not readable JSON") as err:
         load_credentials(file=f)
+
+
+def test_what_the_recorder_shows_of_the_queue(tmp_path: Path) -> None:
+    with UploadQueue(tmp_path) as q:
+        done = q.update(q.add("t", 1, "http://s").id, state=DONE, attempts=2, session_id="s-1", size=1000)
+        failed = q.update(q.add("t", 2, "http://s").id, state=FAILED, attempts=5, last_error="500", size=70)
+        sending = q.update(q.add("t", 3, "http://s").id, state=UPLOADING, attempts=1, size=400)
+        waiting = q.update(q.add("t", 4, "http://s").id, attempts=1, last_error="reset", next_try=time.time() + 9)
+        q.update(q.add("t", 5, "http://s").id, state=DONE, size=24)
+    assert entry_view(done) == {"state": "done", "attempts": 2, "last_error": "", "session_id": "s-1", "size": 1000}
+    assert entry_view(failed)["last_error"] == "500" and entry_view(failed)["attempts"] == 5
+    assert entry_view(sending, sent=100)["sent"] == 100 and "sent" not in entry_view(sending)
+    assert 8 < entry_view(waiting)["retry_in_s"] <= 9
+    status = queue_status(tmp_path)
+    assert (status.pending, status.uploading, status.done, status.failed, status.done_bytes) == (2, 1, 2, 1, 1024)
+    assert status.text == "2 waiting, 2 done, 1 failed"
+
+
+def test_send_rate_over_the_last_seconds() -> None:
+    meter = RateMeter(window_s=3.0)
+    assert meter.rate(0, now=0.0) == 0.0
+    assert meter.rate(1_000, now=1.0) == 1_000.0
+    assert meter.rate(4_000, now=2.0) == 2_000.0
+    assert meter.rate(4_000, now=4.0) == 1_000.0            # 3000 bytes over the 3 s since t=1
+    assert meter.rate(4_000, now=8.0) == 0.0                # nothing moved for the window
+    assert meter.rate(10, now=9.0) == 0.0                   # a new uploader counts from 0 again
+    assert meter.rate(510, now=10.0) == 500.0

@@ -11,8 +11,16 @@ const el = (tag, attrs = {}, ...kids) => {
   for (const k of kids) e.append(k);
   return e;
 };
-window.egorec = { latencies: [], snapshots: 0, lastStop: null, reviewReady: false };
+window.egorec = { latencies: [], snapshots: 0, lastStop: null, reviewReady: false, statusStamp: 0 };
 let snap = null, recording = false, lastVerdictIndex = 0;
+// The recorder's clock at its last start/stop/abort answer: a ~/status stamped before it was sent before
+// that action and may still arrive after the answer (another DDS channel); it must not undo the answer's state.
+// (ns as a JS number: exact to 256 ns, far finer than the status period). Only for FLOOR_MS after the answer:
+// a status older than that is not on its way, and a recorder clock set back (NTP) must not freeze the page.
+let floorNs = 0, floorUntil = 0;
+const FLOOR_MS = 10000;
+let busy = "";            // a control request in flight: "start" | "stop" | "abort"
+let startQueued = false;  // Start pressed while a stop was committing: sent once the stop is answered
 const drops = {};
 
 async function api(path, body) {
@@ -25,6 +33,15 @@ async function api(path, body) {
   return doc;
 }
 const say = (text, bad) => { const m = q("#message"); m.textContent = text; m.className = bad ? "error" : ""; };
+const mb = (n) => n >= 1e9 ? (n / 1e9).toFixed(2) + " GB" : n >= 1e6 ? (n / 1e6).toFixed(1) + " MB" : (n / 1e3).toFixed(0) + " kB";
+
+// Start is enabled while idle, and while a stop is committing (it is then queued); Stop/Abort while recording.
+function buttons() {
+  const connected = !!(snap && snap.connected);
+  q("#start").disabled = !connected || !(busy === "stop" || (!busy && !recording));
+  q("#stop").disabled = !connected || !!busy || !recording;
+  q("#abort").disabled = !connected || !!busy || !recording;
+}
 
 // ---- live --------------------------------------------------------------------------------
 const judged = (s) => (s.received > 0 && s.dropped / s.received > 0.05) ? "HIGH" : "ok";
@@ -33,11 +50,14 @@ const streamKey = (id) => id.replace(".", "_");
 function render(d) {
   snap = d; window.egorec.snapshots++;
   const st = d.status;
+  const stale = !!(st && (st.stamp_ns || 0) < floorNs && Date.now() < floorUntil);   // sent before the last answer
+  if (st) window.egorec.statusStamp = st.stamp_ns;
+  if (!st) recording = false; else if (!stale) recording = st.state === "recording";
   const badge = q("#state");
   if (!d.connected || !st) { badge.textContent = "no recorder"; badge.className = "badge offline"; }
+  else if (stale) { badge.textContent = recording ? "recording" : "idle"; badge.className = "badge " + badge.textContent; }
   else { badge.textContent = st.stage || st.state; badge.className = "badge " + st.state; }
-  recording = !!(st && st.state === "recording");
-  q("#start").disabled = recording || !d.connected; q("#stop").disabled = !recording; q("#abort").disabled = !recording;
+  buttons();
   if (!st) return;
   q("#summary").textContent = `task ${st.task}` + (recording ? ` · episode ${st.episode_index} · ${st.rows} rows` : "")
     + ` · encoder backlog ${st.encoder_backlog}${st.encoder_backlog_key ? " (" + st.encoder_backlog_key + ")" : ""}`;
@@ -59,7 +79,7 @@ function render(d) {
   q("#warnings").replaceChildren(...warns.map(([t, c]) => el("div", { class: c }, t)));
   const alarms = st.alarms || [];
   q("#alarms").replaceChildren(...(alarms.length ? alarms.map((a) => el("li", { class: "warn" }, a)) : [el("li", { class: "ok" }, "none")]));
-  renderTiles(d, st); renderHealth(st); renderSensors(d, st);
+  renderTiles(d, st); renderHealth(st); renderSensors(d, st); renderUpload(st);
   if (st.last_episode_index && st.last_episode_index !== lastVerdictIndex && window.egorec.lastStop === st.last_episode_index) {
     showVerdict(st.last_episode_index, st.last_verdict, st.last_reasons || []);
   }
@@ -134,27 +154,45 @@ function renderSensors(d, st) {
 }
 
 // ---- control -----------------------------------------------------------------------------
+// A press is never dropped silently: it goes to the recorder (which refuses with its reason), is queued
+// (Start while a stop commits), or the page says why it waits.
+function answered(r, isRecording) {
+  if (r.stamp_ns) { floorNs = r.stamp_ns; floorUntil = Date.now() + FLOOR_MS; }
+  recording = isRecording;
+}
 async function start() {
-  if (recording) return;
+  if (busy === "stop") { startQueued = true; say("Start queued: the next episode starts once this one is committed"); return; }
+  if (busy) { say(`start: the recorder is still answering the ${busy}; press Start again in a moment`, true); return; }
+  busy = "start"; buttons();
   try {
     const r = await api("api/start", { task: q("#task").value, instruction: q("#instruction").value });
+    answered(r, true);
     say(r.message); q("#verdict").hidden = true; rememberInstruction(q("#instruction").value);
   } catch (e) { say("start: " + e.message, true); }
+  finally { busy = ""; buttons(); }
 }
 async function stop() {
-  if (!recording) return;
+  if (busy) { say(`stop: the recorder is still answering the ${busy}; press Stop again in a moment`, true); return; }
+  busy = "stop"; buttons();
   say("stopping: committing the episode…");
+  let ok = false;
   try {
     const r = await api("api/stop", {});
+    answered(r, false); ok = true;
     say(r.message); window.egorec.lastStop = r.episode_index;
-    recording = false; q("#stop").disabled = true; q("#abort").disabled = true; q("#start").disabled = false;
     if (r.episode_index) showVerdict(r.episode_index, r.verdict || "", r.reasons || []);
     loadEpisodes();
-  } catch (e) { say("stop: " + e.message, true); }
+  } catch (e) { say("stop: " + e.message + (startQueued ? " (the queued Start was not sent)" : ""), true); }
+  finally { busy = ""; buttons(); }
+  if (startQueued) { startQueued = false; if (ok) start(); }
 }
 async function abort() {
+  if (busy) { say(`abort: the recorder is still answering the ${busy}; press Esc again in a moment`, true); return; }
   if (!recording || !confirm("Abort: the episode being recorded is discarded. Abort?")) return;
-  try { say((await api("api/abort", {})).message); } catch (e) { say("abort: " + e.message, true); }
+  busy = "abort"; buttons();
+  try { const r = await api("api/abort", {}); answered(r, false); say(r.message); }
+  catch (e) { say("abort: " + e.message, true); }
+  finally { busy = ""; buttons(); }
 }
 async function deleteEpisode(index, ask = true) {
   if (ask && !confirm(`Delete episode ${index}? Its files are removed for good (its number is not reused).`)) return false;
@@ -189,20 +227,65 @@ function offerRecent(fromEpisodes) {
 }
 
 // ---- episodes and review -------------------------------------------------------------------
-let episodes = [];
+let episodes = [], episodesTask = "", loadingEpisodes = false;
 async function loadEpisodes() {
+  loadingEpisodes = true;
   try {
     const r = await api("api/episodes" + (q("#task").value ? "?task=" + encodeURIComponent(q("#task").value) : ""));
-    episodes = r.episodes;
+    episodes = r.episodes; episodesTask = r.task;
     offerRecent(episodes.slice().reverse().map((e) => e.instruction).filter(Boolean));
     q("#episodes tbody").replaceChildren(...episodes.slice().reverse().map((e) => {
       const rv = el("button", { class: "review" }, "Review"); rv.onclick = () => openReview(e.episode_index, r.task);
       const del = el("button", { class: "danger delete" }, "Delete"); del.onclick = () => deleteEpisode(e.episode_index);
       return el("tr", { "data-episode": e.episode_index }, el("td", {}, String(e.episode_index)), el("td", {}, e.duration_s.toFixed(1)),
         el("td", {}, String(e.rows)), el("td", {}, e.instruction), el("td", { class: e.verdict, title: (e.reasons || []).join("\n") }, e.verdict || "–"),
-        el("td", {}, rv, " ", del));
+        uploadCell(e.upload), el("td", {}, rv, " ", del));
     }));
   } catch (e) { say("episodes: " + e.message, true); }
+  finally { loadingEpisodes = false; }
+}
+
+// ---- upload: the queue's summary (~/status) and each episode's state (~/list_episodes) ------------
+const UPLOAD_OFF = "the recorder uploads nothing (started without --upload-server / upload_server)";
+function uploadText(u) {
+  if (!u) return ["–", "", "this recorder does not report uploads"];
+  const tries = (n) => `${n} attempt${n === 1 ? "" : "s"}`;
+  switch (u.state) {
+    case "off": return ["no upload", "off", UPLOAD_OFF];
+    case "not queued": return ["not queued", "off", "recorded before this recorder uploaded, or by another one"];
+    case "pending": return [u.attempts ? `pending (${tries(u.attempts)} failed${u.retry_in_s ? `, retry in ${Math.ceil(u.retry_in_s)} s` : ""})` : "pending",
+      "pending", u.last_error || "waiting for its turn"];
+    case "uploading": return [u.sent !== undefined ? `uploading ${Math.floor(100 * u.sent / Math.max(1, u.size))} %` : "uploading",
+      "uploading", u.size ? `${mb(u.sent || 0)} of ${mb(u.size)}` : "being sent"];
+    case "done": return [`done · session ${u.session_id}`, "done", `on the server as session ${u.session_id} (${mb(u.size)})`];
+    case "failed": return [`failed after ${tries(u.attempts)}: ${u.last_error}`, "failed", `${u.last_error}\n(\`egorec upload\` queues it again)`];
+    case "gone": return ["gone (deleted before it was sent)", "off", u.last_error];
+    default: return [u.state, "", ""];
+  }
+}
+function uploadCell(u) {
+  const [text, cls, title] = uploadText(u);
+  return el("td", { class: "upload " + cls, title }, text);
+}
+let uploadSeen = "";
+function renderUpload(st) {
+  const box = q("#upload");
+  if (!("upload_server" in st)) { box.textContent = ""; return; }
+  if (!st.upload_server) { box.textContent = "upload off"; box.className = "upload off"; box.title = UPLOAD_OFF; return; }
+  const waiting = st.upload_pending - st.upload_uploading;
+  const sending = st.upload_episode_index
+    ? ` (episode ${st.upload_episode_index}: ${Math.floor(100 * st.upload_sent_bytes / Math.max(1, st.upload_size_bytes))} % of ${mb(st.upload_size_bytes)})` : "";
+  box.textContent = `upload: ${waiting} pending · ${st.upload_uploading} uploading${sending} · ${st.upload_done} done (${mb(st.upload_done_bytes)})`
+    + ` · ${st.upload_failed} failed · ${mb(st.upload_rate_bytes_s)}/s`;
+  box.className = "upload " + (st.upload_failed ? "failed" : st.upload_uploading ? "uploading" : "done");
+  box.title = `to ${st.upload_server}: ${st.upload}`;
+  // the episode being sent: its percentage live; the list again when an episode changes state
+  if (st.upload_task === episodesTask && st.upload_episode_index) {
+    const cell = document.querySelector(`tr[data-episode='${st.upload_episode_index}'] td.upload`);
+    if (cell) { cell.className = "upload uploading"; cell.textContent = `uploading ${Math.floor(100 * st.upload_sent_bytes / Math.max(1, st.upload_size_bytes))} %`; }
+  }
+  const seen = [st.upload_pending, st.upload_uploading, st.upload_done, st.upload_failed, st.upload_episode_index].join();
+  if (seen !== uploadSeen && !loadingEpisodes) { if (uploadSeen) loadEpisodes(); uploadSeen = seen; }
 }
 
 let reviewVideos = [];
@@ -298,7 +381,7 @@ q("#refresh").onclick = loadEpisodes; q("#r-play").onclick = playReview;
 q("#r-close").onclick = () => { for (const { video } of reviewVideos) video.pause(); q("#review").hidden = true; };
 document.addEventListener("keydown", (ev) => {
   if (ev.target instanceof HTMLInputElement && ev.key !== "F2") return;
-  if (ev.key === " " || ev.key === "F2") { ev.preventDefault(); if (recording) stop(); else start(); }
+  if (ev.key === " " || ev.key === "F2") { ev.preventDefault(); if (recording && busy !== "stop") stop(); else start(); }
   else if (ev.key === "Escape") abort();
   else if (ev.key === "r" && episodes.length) openReview(episodes[episodes.length - 1].episode_index, "");
 });
