@@ -70,6 +70,7 @@ from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.sim.replay import simulate
 
 from bench_record import BOUND_GROUPS, plain_parquet
+from thread_cpu import ROLES, ThreadCpu
 
 FPS = Fraction(30)
 START_NS = 1_767_225_600_000_000_000
@@ -177,12 +178,13 @@ def _lower_bound(bag_path: Path, rig: Rig, out: Path, data: tuple[list[pa.Table]
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     queues = {topic: queue.Queue(QUEUE_FRAMES) for topic in streams}
+    # named as the converter's threads are, so bench.thread_cpu puts their CPU in the same roles
     threads = [threading.Thread(target=_encode_stream, args=(queues[topic], out / f"{s.slot}.mp4",
                                                               int(s.source["width"]), int(s.source["height"]),
-                                                              s.kind is StreamKind.DEPTH))
+                                                              s.kind is StreamKind.DEPTH), name=f"encoder-{s.slot}")
                for topic, s in streams.items()]
     if data:
-        threads.append(threading.Thread(target=plain_parquet, args=(out / "data.parquet", *data)))
+        threads.append(threading.Thread(target=plain_parquet, args=(out / "data.parquet", *data), name="rows"))
     for thread in threads:
         thread.start()
     with open_bag(bag_path) as bag:
@@ -234,6 +236,13 @@ def _faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def _switches() -> int:
+    """Context switches of this process's threads so far (voluntary: waits for a lock, a queue,
+    the GIL, I/O; involuntary: preempted)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw + usage.ru_nivcsw
+
+
 def _steal_s() -> float:
     """CPU seconds the hypervisor gave to others (all CPUs; /proc/stat), 0 where unknown."""
     try:
@@ -258,13 +267,15 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
     read into the page cache before each run. Each run is a process of its own (``run_one``), as
     `egorec convert` is: no run inherits another's heap, threads or initialised codecs (in one
     process, a bound measured right after a conversion ran faster than in a process of its own). The machine may be shared: the CPU ratio
-    (the child and its threads, os.times) is what a busy machine disturbs least. The
+    (the child and its threads, os.times) is what a busy machine disturbs least; its split by
+    thread role (bench/thread_cpu.py) shows where the converter spends more than a bound. The
     "+ data" bound needs the converter's table, so the first run converts first."""
     names = ("convert", "bound", "+ data")
     walls: dict[str, list[float]] = {n: [] for n in names}
     cpus: dict[str, list[float]] = {n: [] for n in names}
     faults: dict[str, list[int]] = {n: [] for n in names}
     steals: dict[str, list[float]] = {n: [] for n in names}
+    roles: dict[str, dict[str, list[float]]] = {n: {r: [] for r in ROLES} for n in names}
     rows = 0
     for i in range(repeats):
         for name in names if i % 2 == 0 else names[::-1]:
@@ -277,6 +288,8 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
             cpus[name].append(run["cpu"])
             faults[name].append(run["faults"])
             steals[name].append(_steal_s() - steal)
+            for role in ROLES:
+                roles[name][role].append(run["threads"][role])
             rows = run.get("rows", rows)
         print(f"    run {i + 1}: " + "   ".join(f"{n} {walls[n][-1]:5.1f} s ({cpus[n][-1]:.1f} s CPU, "
                                                  f"{faults[n][-1] / 1e3:.0f} k faults, {steals[n][-1]:.1f} s stolen)"
@@ -292,6 +305,15 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
         print(f"    / lower bound ({what}) {wall[bound]:.1f} s, {cpu[bound] / rows * 1e3:.1f} ms CPU a row: "
               f"wall ratio {wall['convert'] / wall[bound]:.2f}, CPU ratio {cpu['convert'] / cpu[bound]:.2f} "
               "(target <= 1.10)", flush=True)
+    # where the CPU goes (bench.thread_cpu): the bounds read on their main thread, the converter
+    # reads on "reader" and maps samples and builds rows on "main"; medians per role
+    print("    CPU seconds by thread (median): " + "   ".join(
+        f"{n}: total {cpu[n]:.2f} = " + " + ".join(f"{r} {statistics.median(roles[n][r]):.2f}" for r in ROLES)
+        for n in names), flush=True)
+    for bound in ("bound", "+ data"):
+        print(f"    convert - {bound}: {cpu['convert'] - cpu[bound]:+.2f} s CPU = " + ", ".join(
+            f"{r} {statistics.median(roles['convert'][r]) - statistics.median(roles[bound][r]):+.2f}" for r in ROLES),
+            flush=True)
 
 
 def _child(args: list[str]) -> dict:
@@ -305,12 +327,15 @@ def _child(args: list[str]) -> dict:
 def run_one(name: str, bag: Path, rig: Rig, out: Path, data_from: Path | None) -> dict:
     """One timed run in this (fresh) process: its wall and CPU seconds, minor faults, rows."""
     data = (data_groups(data_from), rows_of(data_from)) if data_from else None
-    cpu, flt, t = _cpu(), _faults(), time.perf_counter()
-    if name == "convert":
-        rows = converter(bag, rig, out)[1]
-    else:
-        lower_bound(bag, rig, out, data)
-    result = {"wall": time.perf_counter() - t, "cpu": _cpu() - cpu, "faults": _faults() - flt}
+    with ThreadCpu() as threads:
+        cpu, flt, sw, t = _cpu(), _faults(), _switches(), time.perf_counter()
+        if name == "convert":
+            rows = converter(bag, rig, out)[1]
+        else:
+            lower_bound(bag, rig, out, data)
+        result = {"wall": time.perf_counter() - t, "cpu": _cpu() - cpu, "faults": _faults() - flt,
+                  "switches": _switches() - sw}
+    result["threads"] = threads.by_role()
     return {**result, "rows": rows} if name == "convert" else result
 
 

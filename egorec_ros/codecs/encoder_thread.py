@@ -13,6 +13,8 @@ Integrity rule: every submitted payload becomes exactly one frame, so frames in 
 == submissions == rows. A payload that cannot be decoded or does not fit the stream
 (size, dtype, channels) is replaced by the previous good frame (black / no depth before
 the first one), counted in ``substituted`` and explained in ``substitution_reasons``.
+A row that repeats the previous row's payload (the same object) is written from the pixels
+decoded for that row, not decoded again: on a busy recorder most rows of a camera can repeat.
 Anything else that fails (the encoder, the disk) stops the stream: the error is raised,
 with the stream name, from the caller's next ``submit`` or ``close``; frames already
 muxed stay readable in the crash-safe file.
@@ -37,6 +39,7 @@ from egorec_ros.thread_priority import lower_this_thread
 MAX_REASONS = 20        # substitution reasons kept; the count covers all
 MAX_BACKLOG = 30        # frames queued per stream before submit waits
 _CLOSE = object()
+_NO_PAYLOAD = object()   # no payload was decoded yet (or the last one was substituted)
 
 
 class EncoderError(RuntimeError):
@@ -59,6 +62,7 @@ class BackgroundEncoder:
         self._submitted = 0
         self._processed = 0
         self._previous: np.ndarray | None = None
+        self._previous_payload: object = _NO_PAYLOAD   # the payload ``_previous`` was decoded from
         self._error: BaseException | None = None
         self._closed = False
         self._discard = False
@@ -138,6 +142,12 @@ class BackgroundEncoder:
             self._error = self._error or exc
 
     def _encode(self, payload: np.ndarray | LazyFrame) -> None:
+        if payload is self._previous_payload and self._previous is not None:
+            # a repeated row (the same payload object: no new frame came): its pixels were decoded
+            # and written for the previous row; decoding a JPEG again would give the same pixels
+            self.writer.write(self._previous)
+            self.stats.add(payload, self._previous)
+            return None
         try:
             frame = frame_array(payload)
         except Exception as exc:
@@ -147,9 +157,10 @@ class BackgroundEncoder:
         except FrameFormatError as exc:
             return self._substitute(payload, str(exc))
         self.stats.add(payload, frame)
-        self._previous = frame
+        self._previous, self._previous_payload = frame, payload
 
     def _substitute(self, payload: object, reason: str) -> None:
+        self._previous_payload = _NO_PAYLOAD
         self.stats.add(payload, None)
         index = self.writer.frames_written
         self.writer.write(self._previous if self._previous is not None else self.writer.blank_frame())

@@ -156,3 +156,35 @@ def test_a_slow_encoder_makes_submit_wait_instead_of_growing_memory(tmp_path: Pa
     assert peak <= 3 + 1  # the queue, plus the frame being encoded
     assert encoder.blocked_s > 0.1
     assert encoder.close() == 30
+
+
+class CountingJpeg(Jpeg):
+    """A LazyFrame that counts its decodes."""
+
+    def __init__(self, frame: np.ndarray | None):
+        super().__init__(frame)
+        self.decodes = 0
+
+    def array(self) -> np.ndarray:
+        self.decodes += 1
+        return super().array()
+
+
+def test_a_repeated_payload_is_decoded_once_and_written_again(tmp_path: Path) -> None:
+    """Rows that repeat the previous row's frame (the same payload object) reuse its pixels: the
+    video holds the same frames as if each were decoded again, and the figures say repeat."""
+    frames = render(3)
+    a, b, bad = CountingJpeg(frames[0]), CountingJpeg(frames[1]), CountingJpeg(None)
+    payloads = [a, a, a, b, b, a, bad, bad, b]     # a again after b, b after bad: decoded again
+    encoder = BackgroundEncoder(lambda: open_video_writer(tmp_path / "v.mp4", W, H, 30), name="wrist")
+    for p in payloads:
+        encoder.submit(p)
+    assert encoder.close() == len(payloads)
+    assert (a.decodes, b.decodes) == (2, 2)
+    assert bad.decodes == 2 and encoder.substituted == 2      # a bad payload is tried (and counted) each row
+    decoded = list(iter_frames(encoder.writer.path))
+    assert len(decoded) == len(payloads)
+    for i, p in enumerate(payloads):
+        source = frames[0] if p is bad else p.frame   # substituted by the previous good frame (a)
+        assert mean_abs(decoded[i], source) < 8, i
+    assert encoder.stats.series().repeat.tolist() == [False, True, True, False, True, False, False, True, False]
