@@ -274,6 +274,7 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
     walls: dict[str, list[float]] = {n: [] for n in names}
     cpus: dict[str, list[float]] = {n: [] for n in names}
     faults: dict[str, list[int]] = {n: [] for n in names}
+    switches: dict[str, list[int]] = {n: [] for n in names}
     steals: dict[str, list[float]] = {n: [] for n in names}
     roles: dict[str, dict[str, list[float]]] = {n: {r: [] for r in ROLES} for n in names}
     rows = 0
@@ -287,12 +288,14 @@ def throughput(label: str, rig_args: list[str], bag: Path, scratch: Path, repeat
             walls[name].append(run["wall"])
             cpus[name].append(run["cpu"])
             faults[name].append(run["faults"])
+            switches[name].append(run["switches"])
             steals[name].append(_steal_s() - steal)
             for role in ROLES:
                 roles[name][role].append(run["threads"][role])
             rows = run.get("rows", rows)
-        print(f"    run {i + 1}: " + "   ".join(f"{n} {walls[n][-1]:5.1f} s ({cpus[n][-1]:.1f} s CPU, "
-                                                 f"{faults[n][-1] / 1e3:.0f} k faults, {steals[n][-1]:.1f} s stolen)"
+        print(f"    run {i + 1}: " + "   ".join(f"{n} {walls[n][-1]:5.1f} s ({cpus[n][-1]:.2f} s CPU, "
+                                                 f"{faults[n][-1] / 1e3:.0f} k faults, "
+                                                 f"{switches[n][-1] / 1e3:.0f} k switches, {steals[n][-1]:.1f} s stolen)"
                                                  for n in names)
               + f"   load {os.getloadavg()[0]:.1f}", flush=True)
     wall = {n: statistics.median(walls[n]) for n in names}
