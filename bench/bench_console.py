@@ -6,39 +6,39 @@ preview latency, frame stamp (the device's capture time) -> the JPEG shown in th
 
 Needs chromium + chromium-driver (scripts/browser_deps.sh), launched without CAP_SYS_NICE. The
 recorder, simulated devices and the console are processes of their own on loopback DDS. Target:
-recorder CPU with the console <= 1.05x without. `uptime` load printed with every figure.
+recorder CPU with the console <= 1.05x without, and the recording keeps real time. Prints per
+window the CPU of every process (recorder, devices, console, each chromium's browser / GPU /
+renderer / utility processes, chromedriver) and rows/s (flagged when not real time); `uptime`
+load with every figure (shared helpers: ab_windows.py).
 """
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))     # helpers/, as pytest has them
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from bench_preview import load, measure, preview_topics, recording, summary  # noqa: E402
+from ab_windows import Processes, Window, ab_args, load, mean_breakdown, measure, preview_topics, recording, summary  # noqa: E402
 from helpers.browser import browser_or_skip, console_process, wait_for  # noqa: E402
 
 from egorec_ros.live.preview import COMPRESSED_IMAGE, PREVIEW_QOS  # noqa: E402
 from egorec_ros.messages.typestores import ros2_typestore  # noqa: E402
+from egorec_ros.rig.load import load_rig  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rig", default="appendix_b")
-    ap.add_argument("--size", default="640x480")
-    ap.add_argument("--window", type=float, default=10.0, help="seconds per measuring window")
-    ap.add_argument("--rounds", type=int, default=2, help="A/B pairs")
-    args = ap.parse_args()
+    args = ab_args(__doc__ or "", window=10.0)
     print(f"bench_console: rig {args.rig} at {args.size}; {load()}", flush=True)
-    without: list[tuple[float, float]] = []
-    with_console: list[tuple[float, float]] = []
+    fps = load_rig(args.rig).fps
+    without: list[Window] = []
+    with_console: list[Window] = []
     latencies: list[float] = []
+    page: list[tuple[float, float, float]] = []      # per with-window: previews shown/s, events/s, chromium CPU s/s (both)
     on_dds: list[float] = []          # the same previews at a DDS subscriber: the recorder's (and the devices') part
     store = ros2_typestore()
 
@@ -46,10 +46,11 @@ def main() -> int:
         stamp = store.deserialize_cdr(cdr, COMPRESSED_IMAGE).header.stamp
         on_dds.append((arrival_ns - stamp.sec * 1_000_000_000 - stamp.nanosec) / 1e6)
     with tempfile.TemporaryDirectory(prefix="egorec-bench-console-") as tmp, \
-            recording(args.rig, args.size, "bench_cons", 100 - 5) as rec:
+            recording(args.rig, args.size, "bench_cons", "bench_console") as rec:
         topics = preview_topics(rec)
+        base = {"devices": rec.procs["devices"].pid, "bench": os.getpid()}
         for r in range(args.rounds):
-            without.append(measure(rec, args.window))
+            without.append(measure(rec, args.window, Processes(dict(base)), fps))
             console, url = console_process(["--name", rec.name, "--out", str(rec.out)], rec.env,
                                            Path(tmp) / f"console-{r}.log")
             browsers = []
@@ -65,22 +66,38 @@ def main() -> int:
                     b.execute_script("window.egorec.latencies.length = 0")
                 # the console subscribes the previews anyway: one more reader costs the recorder little
                 subs = [rec.transport.subscribe(t, COMPRESSED_IMAGE, PREVIEW_QOS, on_preview) for t in topics]
-                with_console.append(measure(rec, args.window))
+                procs = Processes({**base, "console": console.pid},
+                                  {f"chromium{i + 1}": b.service.process.pid for i, b in enumerate(browsers)})
+                counts = "return [window.egorec.latencies.length, window.egorec.snapshots]"
+                t0, before = time.monotonic(), [b.execute_script(counts) for b in browsers]
+                with_console.append(measure(rec, args.window, procs, fps))
+                after, t1 = [b.execute_script(counts) for b in browsers], time.monotonic()
                 for sub in subs:
                     sub.close()
                 for b in browsers:
                     latencies += b.execute_script("return window.egorec.latencies")
+                shown = sum(a[0] - b[0] for a, b in zip(after, before)) / (t1 - t0)     # counted over t0..t1
+                events = sum(a[1] - b[1] for a, b in zip(after, before)) / (t1 - t0)
+                page_cpu = sum(v for k, v in with_console[-1].cpu.items() if k.startswith("chromium"))
+                page.append((shown, events, page_cpu))
             finally:
                 for b in browsers:
                     b.quit()
                 console.terminate()
                 console.wait(timeout=20)
             time.sleep(2.0)
-            print(f"  round {r + 1}: recorder without {without[-1][0]:.3f} CPU s/s ({without[-1][1]:.1f} rows/s), "
-                  f"with console + 2 browsers {with_console[-1][0]:.3f} ({with_console[-1][1]:.1f} rows/s); {load()}",
-                  flush=True)
+            shown, events, page_cpu = page[-1]
+            print(f"  round {r + 1}: without:                    {without[-1].line()}\n"
+                  f"           with console + 2 browsers: {with_console[-1].line()}; {load()}\n"
+                  f"           the two pages: {shown:.1f} previews shown/s, {events:.1f} events/s; chromium "
+                  f"{page_cpu * 1e3 / max(shown, 1e-9):.1f} CPU ms per preview shown", flush=True)
     lat = np.asarray(latencies)
+    print(f"CPU s/s per process, mean: without: {mean_breakdown(without)}\n"
+          f"  with console + 2 browsers: {mean_breakdown(with_console)}")
     print(summary("the console and two browsers", without, with_console) + f"; target <= 1.05x; {load()}")
+    shown, events, page_cpu = (sum(x[i] for x in page) / len(page) for i in range(3))
+    print(f"the two pages: {shown:.1f} previews shown/s, {events:.1f} events/s, chromium {page_cpu:.3f} CPU s/s "
+          f"= {page_cpu * 1e3 / max(shown, 1e-9):.1f} CPU ms per preview shown (less load-sensitive than s/s)")
     if len(lat):
         print(f"preview latency frame stamp -> shown: p50 {np.percentile(lat, 50):.0f} ms, "
               f"p99 {np.percentile(lat, 99):.0f} ms over {len(lat)} previews")

@@ -13,6 +13,7 @@ import asyncio
 import hmac
 import json
 import tempfile
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -41,6 +42,16 @@ class ConsoleState:
     token: str
     open_reads: bool                 # loopback: reading needs no token
     cache: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="egorec-console-")))
+    _event: tuple[float, str] = field(default=(-1e9, ""), init=False, repr=False)   # (monotonic time, JSON)
+    listeners: int = 0               # pages with the live events open
+
+    def event_json(self) -> str:
+        """The live state as compact JSON, built at most once per event period however many pages
+        listen (each build decodes the status, diagnostics and sensor messages)."""
+        now = time.monotonic()
+        if now - self._event[0] >= EVENT_PERIOD_S / 2:
+            self._event = (now, json.dumps(self.link.snapshot(), separators=(",", ":")))
+        return self._event[1]
 
     def task_dir(self, task: str | None = None) -> Path:
         name = task or self.current_task()
@@ -93,9 +104,16 @@ def build_app(state: ConsoleState) -> Starlette:
 
     async def events(request: Request) -> Response:
         async def stream() -> AsyncIterator[str]:
-            while not await request.is_disconnected():
-                yield f"data: {json.dumps(state.link.snapshot())}\n\n"
-                await asyncio.sleep(EVENT_PERIOD_S)
+            state.listeners += 1
+            state.link.listening(True)
+            try:
+                while not await request.is_disconnected():
+                    yield f"data: {state.event_json()}\n\n"
+                    await asyncio.sleep(EVENT_PERIOD_S)
+            finally:
+                state.listeners -= 1
+                if not state.listeners:
+                    state.link.listening(False)
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
     async def preview(request: Request) -> Response:

@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, DIAGNOSTICS_TOPIC
 from egorec_ros.live.node import DELETE, LIST_EPISODES, START, STATUS, STOP
@@ -55,11 +55,13 @@ class RecorderLink:
         self._store = ros2_typestore()
         self._lock = threading.Lock()
         self._latest = _Latest()
+        self._memo: dict[str, tuple[bytes, Any]] = {}
         self._subs: list[Subscription] = [
             transport.subscribe(f"{self.prefix}/status", STATUS, DEFAULT, self._on_status),
             transport.subscribe(DIAGNOSTICS_TOPIC, DIAGNOSTIC_ARRAY, DEFAULT, self._on_diagnostics)]
-        self._preview_topics: set[str] = set()
-        self._sensor_topics: set[str] = set()
+        self._live: dict[str, Subscription] = {}      # preview, glove and force topics: only while a page listens
+        self._wanted = False
+        self._wake = threading.Event()
         self._running = True
         self._thread = threading.Thread(target=self._discover_loop, name="egorec-console-discover", daemon=True)
         self._thread.start()
@@ -85,27 +87,44 @@ class RecorderLink:
         with self._lock:
             self._latest.sensors[topic] = (msgtype, cdr)
 
+    def listening(self, on: bool) -> None:
+        """A page is (or no page is any more) showing the live view. Preview, glove and force topics
+        are subscribed only meanwhile: with no subscriber the recorder encodes no preview, and the
+        console takes none of the ~500 sensor messages a second an Appendix B rig sends."""
+        self._wanted = on
+        self._wake.set()
+
     def _discover_loop(self) -> None:
-        """Subscribe each preview topic of the recorder, and glove and force topics, as they appear."""
+        """Subscribe each preview topic of the recorder, and glove and force topics, as they appear
+        while a page listens; unsubscribe them all when none does (this thread alone changes them)."""
         head = f"{self.prefix}/preview/"
         while self._running:
             try:
-                graph = self.transport.topics()
-                for topic, types in graph.items():
-                    kind_type = next((t for t in types if t in SENSOR_TYPES), None)
-                    if kind_type and topic not in self._sensor_topics:
-                        self._sensor_topics.add(topic)
-                        self._subs.append(self.transport.subscribe(
-                            topic, kind_type, SENSOR_QOS, partial(self._on_sensor, topic, kind_type)))
-                for topic in graph:
-                    if topic.startswith(head) and topic not in self._preview_topics:
-                        self._preview_topics.add(topic)
-                        stream = topic[len(head):]
-                        self._subs.append(self.transport.subscribe(
-                            topic, COMPRESSED_IMAGE, PREVIEW_QOS, partial(self._on_preview, stream)))
+                if self._wanted:
+                    self._subscribe_live(head)
+                elif self._live:
+                    for sub in self._live.values():
+                        sub.close()
+                    self._live.clear()
+                    with self._lock:
+                        self._latest.previews.clear()
+                        self._latest.sensors.clear()
             except Exception:  # noqa: BLE001,S110 - the graph is asked again next round
                 pass
-            time.sleep(DISCOVER_S)
+            self._wake.wait(DISCOVER_S)
+            self._wake.clear()
+
+    def _subscribe_live(self, head: str) -> None:
+        for topic, types in self.transport.topics().items():
+            if topic in self._live:
+                continue
+            kind_type = next((t for t in types if t in SENSOR_TYPES), None)
+            if kind_type:
+                self._live[topic] = self.transport.subscribe(topic, kind_type, SENSOR_QOS,
+                                                             partial(self._on_sensor, topic, kind_type))
+            elif topic.startswith(head):
+                self._live[topic] = self.transport.subscribe(topic, COMPRESSED_IMAGE, PREVIEW_QOS,
+                                                             partial(self._on_preview, topic[len(head):]))
 
     # ---- what the page reads --------------------------------------------------------------
 
@@ -122,11 +141,20 @@ class RecorderLink:
         out: dict[str, Any] = {"name": self.name, "connected": status is not None and time.monotonic() - at < 3.0,
                                "previews": previews, "status": None, "diagnostics": []}
         if status is not None:
-            out["status"] = status_dict(deserialize(STATUS, status))
+            out["status"] = self._decoded("status", status, lambda cdr: status_dict(deserialize(STATUS, cdr)))
         if diag is not None:
-            out["diagnostics"] = diagnostics_list(deserialize(DIAGNOSTIC_ARRAY, diag), self.name)
+            out["diagnostics"] = self._decoded("diagnostics", diag, lambda cdr: diagnostics_list(
+                deserialize(DIAGNOSTIC_ARRAY, cdr), self.name))
         out["sensors"] = {topic: sensor_values(msgtype, cdr) for topic, (msgtype, cdr) in sorted(sensors.items())}
         return out
+
+    def _decoded(self, what: str, cdr: bytes, decode: Callable[[bytes], Any]) -> Any:
+        """``decode(cdr)``, kept until other bytes come: status and diagnostics arrive at 1 Hz, the
+        page asks 5 times a second."""
+        kept = self._memo.get(what)
+        if kept is None or kept[0] is not cdr:
+            kept = self._memo[what] = (cdr, decode(cdr))
+        return kept[1]
 
     def call(self, service: str, **fields: Any) -> dict[str, Any]:
         """Call ``/<name>/<service>``; the reply's fields (TimeoutError when the recorder is away)."""
@@ -144,8 +172,9 @@ class RecorderLink:
 
     def close(self) -> None:
         self._running = False
+        self._wake.set()
         self._thread.join(timeout=5)
-        for sub in self._subs:
+        for sub in [*self._subs, *self._live.values()]:
             sub.close()
 
 

@@ -74,10 +74,11 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
 
                 browser.get(url)
                 # tiles: one per camera, their previews change
-                tiles = wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#tiles .tile img[src^='blob:']")) == 2
+                # (a tile's canvas gets data-seq once a preview is drawn in it)
+                tiles = wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#tiles .tile canvas[data-seq]")) == 2
                                  and browser.find_elements(By.CSS_SELECTOR, "#tiles .tile"), 30, "two live tiles")
-                first = [t.find_element(By.TAG_NAME, "img").get_attribute("src") for t in tiles]
-                wait_for(lambda: all(t.find_element(By.TAG_NAME, "img").get_attribute("src") != s
+                first = [t.find_element(By.TAG_NAME, "canvas").get_attribute("data-seq") for t in tiles]
+                wait_for(lambda: all(t.find_element(By.TAG_NAME, "canvas").get_attribute("data-seq") != s
                                      for t, s in zip(tiles, first)), 10, "the previews to update")
                 # alive streams: green, or yellow when the recorder counted drops; never red/grey (silent)
                 classes = [t.get_attribute("class") for t in tiles]

@@ -77,3 +77,50 @@ def test_app_paths_range_and_token(out, transport):
 def test_loopback_detection():
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+
+
+def test_live_topics_only_while_a_page_listens(transport):
+    """Preview, glove and force topics are subscribed only while a page has the live events open
+    (no preview encoded, no sensor stream taken for a console nobody watches)."""
+    import threading
+    import time
+
+    from egorec_ros.messages.payloads.stamps import header_message
+    from egorec_ros.messages.typestores import ros2_typestore
+    from egorec_ros.transport.base import SENSOR_DATA
+
+    store, wrench = ros2_typestore(), "geometry_msgs/msg/WrenchStamped"
+    vec = store.types["geometry_msgs/msg/Vector3"]
+    pub = transport.publisher("/gripper_9/left_force", wrench, SENSOR_DATA)
+    stop = threading.Event()
+
+    def publish() -> None:
+        while not stop.wait(0.02):
+            msg = store.types[wrench](header=header_message(store, time.time_ns(), "g"), wrench=store.types[
+                "geometry_msgs/msg/Wrench"](force=vec(x=3.0, y=4.0, z=0.0), torque=vec(x=0.0, y=0.0, z=0.0)))
+            pub.publish(bytes(store.serialize_cdr(msg, wrench)))
+
+    def sensors() -> dict:
+        return link.snapshot()["sensors"]
+
+    def within(pred, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return True
+            time.sleep(0.05)
+        return False
+    thread = threading.Thread(target=publish, daemon=True)
+    thread.start()
+    link = RecorderLink(transport, "nobody_here")
+    try:
+        assert not within(sensors, 2.5), "a force topic was taken while no page listens"
+        link.listening(True)
+        assert within(lambda: sensors().get("/gripper_9/left_force", {}).get("values") == [3.0, 4.0, 0.0], 10), sensors()
+        link.listening(False)
+        assert within(lambda: not sensors(), 5), "the force topic was kept after the last page left"
+        assert not within(sensors, 1.5), "a force message came after unsubscribing"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        link.close()

@@ -44,8 +44,25 @@ function buttons() {
 }
 
 // ---- live --------------------------------------------------------------------------------
+// The page shares the robot PC with the recording (headless chromium paints in software), so it
+// draws little: events come at 5 Hz; controls and previews follow each event (a preview is fetched
+// only when its seq is new), the panels are redrawn at most every LIVE_MS from the newest event.
+// Tiles, table rows and sensor widgets are made once and kept; a node is written only when its
+// text or class changes; the glove heat map is a tiny canvas scaled by CSS and force bars move by
+// transform (neither lays the page out again).
 const judged = (s) => (s.received > 0 && s.dropped / s.received > 0.05) ? "HIGH" : "ok";
 const streamKey = (id) => id.replace(".", "_");
+const LIVE_MS = 500;
+let liveAt = 0, liveTimer = 0;
+const setText = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+const setClass = (node, cls) => { if (node.className !== cls) node.className = cls; };
+const listKeys = {};
+function setList(node, items) {          // items: [[text, class]]; rebuilt only when they change
+  const key = JSON.stringify(items);
+  if (listKeys[node.id] === key) return;
+  listKeys[node.id] = key;
+  node.replaceChildren(...items.map(([t, c]) => el(node.tagName === "UL" ? "li" : "div", { class: c }, t)));
+}
 
 function render(d) {
   snap = d; window.egorec.snapshots++;
@@ -54,15 +71,29 @@ function render(d) {
   if (st) window.egorec.statusStamp = st.stamp_ns;
   if (!st) recording = false; else if (!stale) recording = st.state === "recording";
   const badge = q("#state");
-  if (!d.connected || !st) { badge.textContent = "no recorder"; badge.className = "badge offline"; }
-  else if (stale) { badge.textContent = recording ? "recording" : "idle"; badge.className = "badge " + badge.textContent; }
-  else { badge.textContent = st.stage || st.state; badge.className = "badge " + st.state; }
+  if (!d.connected || !st) { setText(badge, "no recorder"); setClass(badge, "badge offline"); }
+  else if (stale) { setText(badge, recording ? "recording" : "idle"); setClass(badge, "badge " + badge.textContent); }
+  else { setText(badge, st.stage || st.state); setClass(badge, "badge " + st.state); }
   buttons();
   if (!st) return;
-  q("#summary").textContent = `task ${st.task}` + (recording ? ` · episode ${st.episode_index} · ${st.rows} rows` : "")
-    + ` · encoder backlog ${st.encoder_backlog}${st.encoder_backlog_key ? " (" + st.encoder_backlog_key + ")" : ""}`;
-  q("#disk").textContent = `${st.free_disk_gb.toFixed(1)} GB free`;
-  if (!q("#task").value) q("#task").placeholder = st.task;
+  if (st.last_episode_index && st.last_episode_index !== lastVerdictIndex && window.egorec.lastStop === st.last_episode_index) {
+    showVerdict(st.last_episode_index, st.last_verdict, st.last_reasons || []);
+  }
+  if (document.hidden) return;          // nobody looks: no previews, no panels
+  previews(d, st);
+  if (liveTimer) return;                // a redraw is due: it takes the newest event
+  const wait = liveAt + LIVE_MS - performance.now();
+  if (wait <= 0) renderLive(); else liveTimer = setTimeout(renderLive, wait);
+}
+
+function renderLive() {
+  liveTimer = 0; liveAt = performance.now();
+  const d = snap, st = d && d.status;
+  if (!st) return;
+  setText(q("#summary"), `task ${st.task}` + (recording ? ` · episode ${st.episode_index} · ${st.rows} rows` : "")
+    + ` · encoder backlog ${st.encoder_backlog}${st.encoder_backlog_key ? " (" + st.encoder_backlog_key + ")" : ""}`);
+  setText(q("#disk"), `${st.free_disk_gb.toFixed(1)} GB free`);
+  if (!q("#task").value && q("#task").placeholder !== st.task) q("#task").placeholder = st.task;
   const warns = [];
   for (const diag of d.diagnostics) {
     if (diag.name === "recorder" && diag.level !== "ok") warns.push([diag.message, "warn"]);
@@ -76,81 +107,148 @@ function render(d) {
     else if (seen === undefined) drops[key] = { value: now, grew: 0, by: 0 };
     if (Date.now() - drops[key].grew < 15000) warns.push([`${drops[key].by} ${text}; ${now} since the recorder started`, "error"]);
   }
-  q("#warnings").replaceChildren(...warns.map(([t, c]) => el("div", { class: c }, t)));
+  if (recording && strained(st)) warns.push([`previews slowed to one every ${SLOW_MS / 1000} s: the recorder is short of CPU`, "warn"]);
+  setList(q("#warnings"), warns);
   const alarms = st.alarms || [];
-  q("#alarms").replaceChildren(...(alarms.length ? alarms.map((a) => el("li", { class: "warn" }, a)) : [el("li", { class: "ok" }, "none")]));
-  renderTiles(d, st); renderHealth(st); renderSensors(d, st); renderUpload(st);
-  if (st.last_episode_index && st.last_episode_index !== lastVerdictIndex && window.egorec.lastStop === st.last_episode_index) {
-    showVerdict(st.last_episode_index, st.last_verdict, st.last_reasons || []);
-  }
+  setList(q("#alarms"), alarms.length ? alarms.map((a) => [a, "warn"]) : [["none", "ok"]]);
+  renderTiles(st); renderHealth(st); renderSensors(d, st); renderUpload(st);
 }
 
-function renderTiles(d, st) {
-  const tiles = q("#tiles");
+function tile(key, stream) {
+  let t = document.getElementById("tile-" + key);
+  if (!t) {
+    t = el("div", { class: "tile", id: "tile-" + key }, el("canvas", { class: "preview", width: 320, height: 240, title: stream }),
+      el("div", { class: "meta" }, el("b", {}, stream), el("span", { class: "fps" }), el("span", { class: "age" })));
+    t.dataset.seq = "0"; q("#tiles").append(t);
+  }
+  return t;
+}
+
+// Previews: the JPEGs whose seq is new are fetched together, decoded off the main thread
+// (createImageBitmap) and handed to their canvases in one task, so the page makes one frame per
+// event, not one per camera; while a batch is on its way newer events fetch nothing (the next
+// batch takes the newest), so a slow machine gets fewer previews, never a queue of them.
+let previewsBusy = false, batchAt = -Infinity;
+async function previews(d, st) {
+  if (previewsBusy || (strained(st) && performance.now() - batchAt < SLOW_MS)) return;
+  const wanted = [];
   for (const s of st.streams) {
-    const key = streamKey(s.stream);
-    if (!(key in d.previews) && !document.getElementById("tile-" + key)) continue;
-    let t = document.getElementById("tile-" + key);
-    if (!t) {
-      t = el("div", { class: "tile", id: "tile-" + key }, el("img", { alt: s.stream }),
-        el("div", { class: "meta" }, el("b", {}, s.stream), el("span", { class: "fps" }), el("span", { class: "age" })));
-      t.dataset.seq = "0"; tiles.append(t);
-    }
-    const level = s.last_sample_age_s < 0 ? "stale" : s.last_sample_age_s > 0.5 ? "error" : s.dropped ? "warn" : "ok";
-    t.className = "tile " + level;
-    t.querySelector(".fps").textContent = `${s.rate_hz.toFixed(1)} fps`;
-    t.querySelector(".age").textContent = `age ${s.last_sample_age_s.toFixed(2)} s`;
-    const p = d.previews[key];
-    if (p && String(p.seq) !== t.dataset.seq && !t.dataset.loading) loadPreview(t, key, p.seq);
+    const key = streamKey(s.stream), p = d.previews[key];
+    if (!p) continue;
+    const t = tile(key, s.stream);
+    if (String(p.seq) !== t.dataset.seq) wanted.push([t, key, p.seq]);
   }
+  if (!wanted.length) return;
+  previewsBusy = true; batchAt = performance.now();
+  try {
+    const got = await Promise.all(wanted.map(([t, key, seq]) => fetchPreview(t, key, seq)));
+    for (const g of got) if (g) showPreview(...g);
+  } finally { previewsBusy = false; }
 }
 
-async function loadPreview(tile, key, seq) {
-  tile.dataset.loading = "1";
+// The recording comes first: while the recorder shows it is short of CPU (OVERLOADED, an encoder
+// falling behind, datagrams or samples dropped since its last status) the page takes one batch of
+// previews every SLOW_MS instead of one per event, until the recorder has been fine for CALM_MS.
+const SLOW_MS = 2000, CALM_MS = 10000, BACKLOG_STRAIN = 10;
+let strainedAt = -Infinity, strainSeen = null;
+function strained(st) {
+  const now = performance.now(), seen = [st.udp_drops || 0, st.callback_drops || 0, st.stamp_ns];
+  if (strainSeen && seen[2] !== strainSeen[2]) {          // a new status: did anything grow?
+    if (st.overload || st.encoder_backlog >= BACKLOG_STRAIN || seen[0] > strainSeen[0] || seen[1] > strainSeen[1]) strainedAt = now;
+  }
+  if (!strainSeen || seen[2] !== strainSeen[2]) strainSeen = seen;
+  return now - strainedAt < CALM_MS;
+}
+
+async function fetchPreview(t, key, seq) {
   try {
     const r = await fetch(tq("preview/" + key));
-    if (!r.ok) return;
-    const stamp = Number(r.headers.get("X-Stamp-Ns"));
-    const url = URL.createObjectURL(await r.blob());
-    const img = tile.querySelector("img");
-    img.onload = () => {
-      window.egorec.latencies.push(Date.now() - stamp / 1e6);
-      if (window.egorec.latencies.length > 5000) window.egorec.latencies.shift();
-      URL.revokeObjectURL(url);
-    };
-    img.src = url; tile.dataset.seq = String(seq);
-  } finally { delete tile.dataset.loading; }
+    if (!r.ok) return null;
+    return [t, seq, Number(r.headers.get("X-Stamp-Ns")), await createImageBitmap(await r.blob())];
+  } catch (e) { return null; }       // the console restarting, a torn JPEG: the next event brings another
 }
 
+function showPreview(t, seq, stamp, bitmap) {
+  const c = t.querySelector("canvas");
+  if (c.width !== bitmap.width || c.height !== bitmap.height) { c.width = bitmap.width; c.height = bitmap.height; }
+  c.getContext("bitmaprenderer").transferFromImageBitmap(bitmap);
+  t.dataset.seq = c.dataset.seq = String(seq);
+  window.egorec.latencies.push(Date.now() - stamp / 1e6);
+  if (window.egorec.latencies.length > 5000) window.egorec.latencies.shift();
+}
+
+function renderTiles(st) {
+  for (const s of st.streams) {
+    const t = document.getElementById("tile-" + streamKey(s.stream));
+    if (!t) continue;
+    const level = s.last_sample_age_s < 0 ? "stale" : s.last_sample_age_s > 0.5 ? "error" : s.dropped ? "warn" : "ok";
+    setClass(t, "tile " + level);
+    setText(t.querySelector(".fps"), `${s.rate_hz.toFixed(1)} fps`);
+    setText(t.querySelector(".age"), `age ${s.last_sample_age_s.toFixed(1)} s`);
+  }
+}
+
+const healthRows = new Map();
 function renderHealth(st) {
-  q("#health tbody").replaceChildren(...st.streams.map((s) => {
+  const body = q("#health tbody");
+  for (const s of st.streams) {
+    let cells = healthRows.get(s.stream);
+    if (!cells) {
+      cells = Array.from({ length: 8 }, () => el("td"));
+      body.append(el("tr", {}, ...cells)); healthRows.set(s.stream, cells);
+    }
     const j = judged(s);
-    return el("tr", {}, el("td", {}, s.stream), el("td", {}, s.rate_hz.toFixed(1)), el("td", {}, s.last_sample_age_s.toFixed(2)),
-      el("td", {}, String(s.received)), el("td", {}, String(s.dropped)), el("td", {}, String(s.late)),
-      el("td", {}, String(s.invalid)), el("td", { class: j }, j));
-  }));
+    [s.stream, s.rate_hz.toFixed(1), s.last_sample_age_s.toFixed(1), String(s.received), String(s.dropped),
+      String(s.late), String(s.invalid), j].forEach((text, i) => setText(cells[i], text));
+    setClass(cells[7], j);
+  }
+}
+
+const sensorViews = new Map();
+function sensorView(name, kind) {      // made once per topic: a label and a heat-map canvas or a bar
+  let v = sensorViews.get(name);
+  if (!v) {
+    v = { label: el("div"), kind, last: "" };
+    if (kind === "glove") { v.canvas = el("canvas", { class: "heat" }); v.box = el("div", {}, v.label, v.canvas); }
+    else { v.bar = el("div", { class: "bar" }); v.box = el("div", {}, v.label, el("div", { class: "bar-track" }, v.bar)); }
+    sensorViews.set(name, v);
+  }
+  return v;
+}
+const HEAT_COLUMNS = 16;
+function drawHeat(canvas, values) {
+  const w = HEAT_COLUMNS, h = Math.max(1, Math.ceil(values.length / w));
+  if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; canvas.style.height = (h * 9) + "px"; }
+  const g = canvas.getContext("2d"), img = g.createImageData(w, h), max = Math.max(1, ...values);
+  values.forEach((v, i) => {
+    const c = Math.round(255 * v / max);
+    img.data.set([c, Math.round(c / 3), 255 - c, 255], i * 4);
+  });
+  g.putImageData(img, 0, 0);
 }
 
 function renderSensors(d, st) {
   const slam = st.streams.filter((s) => /slam|pose|trajectory/i.test(s.stream + s.topic));
-  q("#slam").replaceChildren(...(slam.length ? slam.map((s) => {
+  setList(q("#slam"), slam.length ? slam.map((s) => {
     const lost = s.last_sample_age_s < 0 || s.last_sample_age_s > 0.5;
-    return el("div", { class: lost ? "error" : "ok" }, `${s.stream}: ${lost ? "LOST" : "tracking"} (${s.rate_hz.toFixed(0)} Hz)`);
-  }) : [el("div", {}, "no SLAM stream")]));
-  const out = [];
+    return [`${s.stream}: ${lost ? "LOST" : "tracking"} (${s.rate_hz.toFixed(0)} Hz)`, lost ? "error" : "ok"];
+  }) : [["no SLAM stream", ""]]);
+  const boxes = [];
   for (const [name, g] of Object.entries(d.sensors || {})) {
-    if (g.kind === "glove") {
-      const max = Math.max(1, ...g.values);
-      out.push(el("div", {}, name), el("div", { class: "heat" }, ...g.values.map((v) => {
-        const c = Math.round(255 * v / max); const s = el("span"); s.style.background = `rgb(${c},${Math.round(c / 3)},${255 - c})`; return s;
-      })));
-    } else if (g.kind === "force") {
+    if (g.kind !== "glove" && g.kind !== "force") continue;
+    const v = sensorView(name, g.kind), key = g.values.join(",");
+    boxes.push(v.box);
+    if (key === v.last) continue;
+    v.last = key;
+    if (g.kind === "glove") { setText(v.label, name); drawHeat(v.canvas, g.values); }
+    else {
       const mag = Math.hypot(...g.values);
-      const bar = el("div", { class: "bar" }); bar.style.width = Math.min(300, mag * 3) + "px";
-      out.push(el("div", {}, `${name}: ${mag.toFixed(1)} N`), bar);
+      setText(v.label, `${name}: ${mag.toFixed(1)} N`); v.bar.style.transform = `scaleX(${Math.min(300, mag * 3) / 300})`;
     }
   }
-  q("#sensors").replaceChildren(...(out.length ? out : [el("div", {}, "no glove or force topic")]));
+  const box = q("#sensors"), shown = [...box.children];
+  if (!boxes.length) setList(box, [["no glove or force topic", ""]]);
+  else if (shown.length !== boxes.length || shown.some((b, i) => b !== boxes[i])) { box.replaceChildren(...boxes); delete listKeys[box.id]; }
 }
 
 // ---- control -----------------------------------------------------------------------------
