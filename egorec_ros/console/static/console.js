@@ -76,6 +76,7 @@ function render(d) {
   else { setText(badge, st.stage || st.state); setClass(badge, "badge " + st.state); }
   buttons();
   if (!st) return;
+  renderUpload(st);                     // a line of text; the sending episode's % follows each event
   if (st.last_episode_index && st.last_episode_index !== lastVerdictIndex && window.egorec.lastStop === st.last_episode_index) {
     showVerdict(st.last_episode_index, st.last_verdict, st.last_reasons || []);
   }
@@ -111,17 +112,24 @@ function renderLive() {
   setList(q("#warnings"), warns);
   const alarms = st.alarms || [];
   setList(q("#alarms"), alarms.length ? alarms.map((a) => [a, "warn"]) : [["none", "ok"]]);
-  renderTiles(st); renderHealth(st); renderSensors(d, st); renderUpload(st);
+  renderTiles(st); renderHealth(st); renderSensors(d, st);
 }
 
-function tile(key, stream) {
+function tile(key, stream, s) {
   let t = document.getElementById("tile-" + key);
   if (!t) {
     t = el("div", { class: "tile", id: "tile-" + key }, el("canvas", { class: "preview", width: 320, height: 240, title: stream }),
       el("div", { class: "meta" }, el("b", {}, stream), el("span", { class: "fps" }), el("span", { class: "age" })));
-    t.dataset.seq = "0"; q("#tiles").append(t);
+    t.dataset.seq = "0"; q("#tiles").append(t); tileMeta(t, s);    // its state at once, not at the next redraw
   }
   return t;
+}
+
+function tileMeta(t, s) {
+  const level = s.last_sample_age_s < 0 ? "stale" : s.last_sample_age_s > 0.5 ? "error" : s.dropped ? "warn" : "ok";
+  setClass(t, "tile " + level);
+  setText(t.querySelector(".fps"), `${s.rate_hz.toFixed(1)} fps`);
+  setText(t.querySelector(".age"), `age ${s.last_sample_age_s.toFixed(1)} s`);
 }
 
 // Previews: the JPEGs whose seq is new are fetched together, decoded off the main thread
@@ -135,7 +143,7 @@ async function previews(d, st) {
   for (const s of st.streams) {
     const key = streamKey(s.stream), p = d.previews[key];
     if (!p) continue;
-    const t = tile(key, s.stream);
+    const t = tile(key, s.stream, s);
     if (String(p.seq) !== t.dataset.seq) wanted.push([t, key, p.seq]);
   }
   if (!wanted.length) return;
@@ -180,11 +188,7 @@ function showPreview(t, seq, stamp, bitmap) {
 function renderTiles(st) {
   for (const s of st.streams) {
     const t = document.getElementById("tile-" + streamKey(s.stream));
-    if (!t) continue;
-    const level = s.last_sample_age_s < 0 ? "stale" : s.last_sample_age_s > 0.5 ? "error" : s.dropped ? "warn" : "ok";
-    setClass(t, "tile " + level);
-    setText(t.querySelector(".fps"), `${s.rate_hz.toFixed(1)} fps`);
-    setText(t.querySelector(".age"), `age ${s.last_sample_age_s.toFixed(1)} s`);
+    if (t) tileMeta(t, s);
   }
 }
 
