@@ -193,10 +193,12 @@ def test_start_and_stop_survive_stale_status_and_upload_states_show(tmp_path, mo
                 assert "start refused" not in rec.calls
 
                 # upload: the queue's summary and each episode's state
-                cells = wait_for(lambda: {int(r.get_attribute("data-episode")): r.find_element(By.CSS_SELECTOR,
-                                                                                                 "td.upload").text
-                                          for r in browser.find_elements(By.CSS_SELECTOR, "#episodes tbody tr")}, 10,
-                                 "the episodes list")
+                def upload_cells() -> dict[int, str]:
+                    return {int(r.get_attribute("data-episode")): r.find_element(By.CSS_SELECTOR, "td.upload").text
+                            for r in browser.find_elements(By.CSS_SELECTOR, "#episodes tbody tr")}
+                # the list arrives with the list's 25 %; the next ~/status event (0.2 s) makes it live
+                cells = wait_for(lambda: (c := upload_cells()) and c.get(3) == "uploading 75 %" and c, 10,
+                                 f"episode 3's cell to show the live 75 % (it shows {upload_cells().get(3)!r})")
                 assert cells[1] == "done · session s-17"
                 assert cells[2] == "failed after 5 attempts: the server answered 500"
                 assert cells[3] == "uploading 75 %"           # live from ~/status (3 of 4 MB), not the list's 25 %
