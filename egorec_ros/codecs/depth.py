@@ -153,7 +153,7 @@ def mm_frame(mm: np.ndarray) -> av.VideoFrame:
 
 
 def open_depth_writer(path: str | Path, width: int, height: int, fps: float | Fraction,
-                      container: str = "mp4", *, threads: int = 2) -> VideoFileWriter:
+                      container: str = "mp4", *, threads: int = 2, crash_safe: bool = True) -> VideoFileWriter:
     """A writer for HxW uint16 mm frames (0 = invalid). ``container`` "mp4": HEVC 12-bit
     log-depth code, falling back to "mkv" (FFV1 mm) when libx265 cannot; the suffix of
     ``path`` is replaced by the container actually used (see ``writer.path``)."""
@@ -171,12 +171,12 @@ def open_depth_writer(path: str | Path, width: int, height: int, fps: float | Fr
         else:
             try:
                 return VideoFileWriter(path.with_suffix(".mp4"), width, height, fps, hevc_depth_settings(threads),
-                                       checked(code_frame), blank)
+                                       checked(code_frame), blank, crash_safe=crash_safe)
             except av.error.FFmpegError as exc:
                 log.warning("libx265 gray12le failed to open (%s); depth %s is written as lossless FFV1 .mkv",
                             exc, path.stem)
     return VideoFileWriter(path.with_suffix(".mkv"), width, height, fps, ffv1_depth_settings(threads),
-                           checked(mm_frame), blank)
+                           checked(mm_frame), blank, crash_safe=crash_safe)
 
 
 def _frame_mm(frame: av.VideoFrame, path: str | Path) -> np.ndarray:

@@ -49,9 +49,10 @@ class TaskWriter:
         """``discard_if_unused``: a task dir this writer creates is removed again on close
         if no episode was committed into it (a conversion that failed leaves nothing behind).
         ``crash_journal=False`` where the rows can be rebuilt from their source (a conversion:
-        the bag is still there): no second copy of every row, and an interrupted episode has
-        nothing to salvage (`egorec recover` sets it aside). ``encoder_backlog``: frames each
-        stream's encoder may have queued before appending a row waits (codecs.encoder_thread)."""
+        the bag is still there): no second copy of every row, videos written as plain MP4 (not
+        a fragment a frame), and an interrupted episode has nothing to salvage (`egorec recover`
+        sets it aside). ``encoder_backlog``: frames each stream's encoder may have queued before
+        appending a row waits (codecs.encoder_thread)."""
         keep_frame_buffers()   # frames of ~1 MB come and go from now on (allocator.py)
         root = Path(task_dir)
         self._discard = discard_if_unused and not root.exists()
@@ -127,7 +128,7 @@ class TaskWriter:
         task_text = task or self.task_name
         try:
             videos = EpisodeVideos(folder, decl.videos, decl.fps, self.codec, self.depth_container,
-                                   self.encoder_backlog)
+                                   self.encoder_backlog, crash_safe=self.crash_journal)
             manifest = Manifest(chosen.index, task_text, tasks.task_index(self.paths.tasks, task_text), self.task_name,
                                 time.time() if created_at is None else created_at, decl,
                                 videos.extensions, _codec_description(self.codec, videos.extensions, decl))

@@ -33,7 +33,8 @@ class VideoResult:
 
 class EpisodeVideos:
     def __init__(self, folder: Path, videos: Sequence[VideoSpec], fps: float, codec: VideoCodec,
-                 depth_container: str = "mp4", max_backlog: int = MAX_BACKLOG) -> None:
+                 depth_container: str = "mp4", max_backlog: int = MAX_BACKLOG, crash_safe: bool = True) -> None:
+        """``crash_safe``: files a killed process leaves readable (codecs.video.VideoFileWriter)."""
         self.encoders: dict[str, BackgroundEncoder] = {}
         self.extensions: dict[str, str] = {}
         self.kinds = {v.key: v.kind for v in videos}
@@ -41,8 +42,9 @@ class EpisodeVideos:
             for v in videos:
                 rate = v.fps or fps
                 opener = (partial(open_depth_writer, folder / f"{v.key}.{depth_container}", v.width, v.height, rate,
-                                  container=depth_container) if v.kind == "depth"
-                          else partial(open_video_writer, folder / f"{v.key}.mp4", v.width, v.height, rate, codec))
+                                  container=depth_container, crash_safe=crash_safe) if v.kind == "depth"
+                          else partial(open_video_writer, folder / f"{v.key}.mp4", v.width, v.height, rate, codec,
+                                       crash_safe=crash_safe))
                 self.encoders[v.key] = BackgroundEncoder(opener, name=v.key, max_backlog=max_backlog)
                 self.extensions[v.key] = self.encoders[v.key].writer.extension
         except BaseException:

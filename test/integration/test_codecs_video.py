@@ -221,3 +221,18 @@ def test_a_cut_at_any_byte_loses_only_the_cut_packet(crashed: tuple[Path, int], 
     cut_file.write_bytes(data[:40])                           # torn inside the header
     with pytest.raises((DamagedVideoError, av.error.FFmpegError)):
         count_frames(cut_file)
+
+
+def test_a_writer_for_frames_that_can_be_made_again_writes_no_fragments(tmp_path: Path,
+                                                                      frames: list[np.ndarray]) -> None:
+    """A conversion (crash_safe=False) writes plain MP4: no moof while writing, the same pictures."""
+    safe, plain = tmp_path / "safe.mp4", tmp_path / "plain.mp4"
+    with open_video_writer(safe, W, H, 30) as a, open_video_writer(plain, W, H, 30, crash_safe=False) as b:
+        for f in frames[:20]:
+            a.write(f)
+            b.write(f)
+        assert "moof" in top_level_boxes(safe)
+        assert "moof" not in top_level_boxes(plain)
+    assert count_frames(plain) == 20 and "moov" in top_level_boxes(plain)
+    for x, y in zip(iter_frames(safe), iter_frames(plain)):
+        assert np.array_equal(x, y)
