@@ -43,7 +43,7 @@ from egorec_ros.qa.live import live_alarms
 from egorec_ros.qa.verdict import from_row
 from egorec_ros.recorder.no_rows import no_rows_reason
 from egorec_ros.rig.kinds import GLOVE_KINDS, StreamKind
-from egorec_ros.recorder.session import Recorder
+from egorec_ros.recorder.session import EpisodeAbortedError, Recorder
 from egorec_ros.rig.model import Rig
 from egorec_ros.store import TaskWriter
 from egorec_ros.transport.base import DEFAULT, RECORDER, QoS, Transport
@@ -239,7 +239,10 @@ class RecorderNode:
         with self._lock:
             self._closed = True
             if self.recorder.status().recording:
-                self.stop()
+                try:
+                    self.stop()
+                except EpisodeAbortedError:   # an abort got there first (one slower than its service call)
+                    self.log("closing: the running episode was being aborted; it is discarded")
             self.recorder.close()
             if self._writer is not None:
                 self._writer.close()

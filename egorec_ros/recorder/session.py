@@ -33,6 +33,10 @@ MAX_INBOX = 4000  # samples waiting for the tick thread: ~3 s of the Appendix B 
 DRAIN_IDLE_S = 60.0  # a stopping episode that makes no progress this long is stuck (an error)
 
 
+class EpisodeAbortedError(RuntimeError):
+    """A stop that came after an abort: the episode was discarded, there is nothing to commit."""
+
+
 class MissingVideoError(UserError, RuntimeError):
     """The episode lost its master stream or every video stream: it is not a recording of
     the rig, so it was discarded (number recycled) unless missing video was allowed."""
@@ -231,7 +235,7 @@ class Recorder:
                 raise TimeoutError(f"episode did not finish within {timeout_s} s")
         result, report = self.outcome()
         if report is None:   # request_abort() came first: discarded before it stopped
-            raise RuntimeError("the episode was aborted before it stopped: it was discarded, nothing to report")
+            raise EpisodeAbortedError("the episode was aborted before it stopped: it was discarded, nothing to report")
         return result, report
 
     def abort_episode(self, timeout_s: float = 60.0) -> int | None:

@@ -16,7 +16,7 @@ from egorec_ros.assembly.assembler import AssemblyConfig
 from egorec_ros.codecs import encoder_thread
 from egorec_ros.layout.recycle import read_recycled
 from egorec_ros.recorder import session
-from egorec_ros.recorder.session import DrainStalledError, MissingVideoError, Recorder
+from egorec_ros.recorder.session import DrainStalledError, EpisodeAbortedError, MissingVideoError, Recorder
 from egorec_ros.rig.load import load_rig
 from egorec_ros.rig.resize import with_video_sizes
 from egorec_ros.sim.flaws import DEFAULT
@@ -130,6 +130,9 @@ def test_an_abort_at_any_stage_leaves_no_staging_and_recycles_the_number(tmp_pat
                     assert time.monotonic() < until, f"never reached {stage}"
                     time.sleep(0.002)
                 recorder.request_abort()
+                if stage == "recording":      # a stop after the abort (the node's close on SIGTERM): told apart
+                    with pytest.raises(EpisodeAbortedError, match="aborted before it stopped"):
+                        recorder.stop_episode(timeout_s=60)
                 wait(recorder)
                 assert recorder.last_episode["aborted"]
                 assert recorder.outcome()[0] is None
