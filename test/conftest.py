@@ -3,7 +3,8 @@ pyproject.toml puts test/ on pytest's pythonpath).
 
 * ``appendix_b_task``: two episodes of the spec's Appendix B rig through the real pipeline.
   Read-only: ``appendix_b_copy`` is a copy to break;
-* ``tiny`` / ``tiny_no_video``: the exactly known declaration of ``helpers.store.Tiny``.
+* ``tiny`` / ``tiny_no_video``: the exactly known declaration of ``helpers.store.Tiny``;
+* ``ros2_install``: a colcon build of the checkout (the rclpy tests; skipped without ROS 2).
 """
 from __future__ import annotations
 
@@ -49,6 +50,17 @@ def no_process_outlives_the_run() -> Iterator[None]:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@pytest.fixture(scope="session")
+def ros2_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One colcon build of this checkout for every rclpy test of the run (skip with the reason
+    without a sourced ROS 2 and colcon)."""
+    from helpers import ros2
+    reason = ros2.missing()
+    if reason:
+        pytest.skip(reason)
+    return ros2.build(tmp_path_factory.mktemp("colcon_ws"))
 
 
 @pytest.fixture(scope="session")

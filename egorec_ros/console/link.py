@@ -210,8 +210,10 @@ def status_dict(msg: Any) -> dict[str, Any]:
 
 
 def diagnostics_list(msg: Any, node: str) -> list[dict[str, Any]]:
-    """This recorder's /diagnostics entries: name (without the node prefix), level word, message, values."""
-    head = f"{node}: "
-    return [{"name": d.name[len(head):], "level": LEVELS.get(int(_plain(d.level)), "error"), "message": d.message,
-             "values": {kv.key: kv.value for kv in d.values}}
-            for d in msg.status if d.name.startswith(head)]
+    """This recorder's /diagnostics entries: name (without the node prefix), level word, message, values.
+    The rclpy recorder names its entries by the node's full name (``/egorec_recorder: cam0.rgb``), the
+    DDS one by ``--name`` as given (``rec: cam0.rgb``): both are this recorder."""
+    head = f"{node.strip('/')}: "
+    return [{"name": d.name.lstrip("/")[len(head):], "level": LEVELS.get(int(_plain(d.level)), "error"),
+             "message": d.message, "values": {kv.key: kv.value for kv in d.values}}
+            for d in msg.status if d.name.lstrip("/").startswith(head)]

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
@@ -43,6 +43,20 @@ def user_errors_end_the_node(program: str) -> Iterator[None]:
         raise SystemExit(1) from None
 
 
+def shutdown_executor(executor: Executor, timeout_s: float = 120.0) -> None:
+    """Stop ``executor`` and wait for the callbacks it is running (a service reply still being sent),
+    so the node can be destroyed without losing it. Humble's ``Executor.shutdown`` waits for them;
+    Jazzy's rclpy 7.1.x returns at once (it tests the shutdown flag it has just set), and a stop
+    committing when Ctrl-C came lost its reply (found on Jazzy: the caller waited out its timeout).
+    So wait on the executor's own work tracker as Humble's shutdown does (a private attribute: a
+    version without it is left to its own shutdown)."""
+    executor.shutdown(timeout_sec=timeout_s)
+    tracker = getattr(executor, "_work_tracker", None)
+    wait = getattr(tracker, "wait", None)
+    if callable(wait):
+        wait(timeout_s)
+
+
 def spin_until_stopped(node: Node, stop: threading.Event, on_stop: Callable[[], None], threads: int = 4) -> None:
     executor = MultiThreadedExecutor(num_threads=threads)
     executor.add_node(node)
@@ -55,6 +69,6 @@ def spin_until_stopped(node: Node, stop: threading.Event, on_stop: Callable[[], 
         try:
             on_stop()
         finally:
-            executor.shutdown()
+            shutdown_executor(executor)
             node.destroy_node()
             rclpy.try_shutdown()

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
@@ -35,13 +36,19 @@ def _drain(sub: Subscription, target: Target, callbacks: CallbackQueue) -> None:
     the cycle rate (a 200 Hz IMU beside 20 camera topics on a busy robot PC) then overflows its
     keep-last history: the bench lost 18 % of the IMU with a bare rclpy subscriber, 0 % of the
     30 Hz topics. Taking the rest here, as the executor itself takes (``handle.take_message``),
-    keeps up at any rate."""
-    with sub.handle:
-        for _ in range(_DRAIN_MAX):
-            taken = sub.handle.take_message(sub.msg_type, True)
-            if taken is None:
-                return
-            callbacks.put(target, taken[0], time.time_ns())
+    keeps up at any rate.
+
+    The executor runs this callback after it took the message, outside its hold on the handle: the
+    subscription may have been destroyed in between (the node closing): then there is nothing to take."""
+    try:
+        with sub.handle:
+            for _ in range(_DRAIN_MAX):
+                taken = sub.handle.take_message(sub.msg_type, True)
+                if taken is None:
+                    return
+                callbacks.put(target, taken[0], time.time_ns())
+    except InvalidHandle:
+        return
 
 
 def ros_qos(qos: QoS) -> QoSProfile:

@@ -21,11 +21,8 @@ RIG, SIZE = "uvc_pair", "160x120"
 
 
 @pytest.fixture(scope="module")
-def install(tmp_path_factory) -> Path:
-    reason = ros2.missing()
-    if reason:
-        pytest.skip(reason)
-    return ros2.build(tmp_path_factory.mktemp("colcon_ws"))
+def install(ros2_install) -> Path:
+    return ros2_install
 
 
 @pytest.fixture(scope="module")

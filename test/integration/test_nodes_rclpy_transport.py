@@ -42,7 +42,9 @@ def _spun_node(name: str):
 
 
 def _stop(context, node, executor):
-    executor.shutdown()
+    """As the nodes end (egorec_ros.nodes.spin): the executor stopped, its running callbacks waited for."""
+    from egorec_ros.nodes.spin import shutdown_executor
+    shutdown_executor(executor, timeout_s=30.0)
     node.destroy_node()
     rclpy.shutdown(context=context)
 
@@ -60,6 +62,7 @@ def test_a_reply_in_progress_survives_closing_the_service():
     def handler(_request: bytes) -> bytes:
         entered.set()
         release.wait(30)
+        time.sleep(0.5)       # the commit's last steps, after the node was told to stop
         return serialize_message(Trigger.Response(success=True, message="committed"))
 
     server, client = _spun_node("t8_server"), _spun_node("t8_client")

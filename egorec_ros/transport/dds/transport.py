@@ -27,18 +27,23 @@ from egorec_ros.transport.callback_queue import STALE_NS, CallbackQueue, Target
 from egorec_ros.transport.dds.names import dds_topic, domain_id, ros_topic, ros_type
 from egorec_ros.transport.dds.rawio import ANY, take_raw, write_raw
 from egorec_ros.transport.dds.services import DdsClient, DdsService
-from egorec_ros.transport.dds.types import idl_type
+from egorec_ros.transport.dds.types import idl_type, type_hash_user_data
 
 WAIT_NS = 200_000_000        # the reader thread re-checks for new readers / close this often
 
 
-def dds_qos(qos: QoS) -> Qos:
-    """ROS QoS -> Cyclone QoS, set as rmw_cyclonedds_cpp sets it (plain CDR representation)."""
+def dds_qos(qos: QoS, idl: Any = None) -> Qos:
+    """ROS QoS -> Cyclone QoS, set as rmw_cyclonedds_cpp sets it (plain CDR representation; for an
+    endpoint of type ``idl``, its ROS type hash in USER_DATA: see ``type_hash_user_data``)."""
     reliability = (Policy.Reliability.Reliable(max_blocking_time=duration(milliseconds=100))
                    if qos.reliability == "reliable" else Policy.Reliability.BestEffort)
     durability = Policy.Durability.TransientLocal if qos.durability == "transient_local" else Policy.Durability.Volatile
-    return Qos(reliability, durability, Policy.History.KeepLast(qos.depth),
-               Policy.DataRepresentation(use_cdrv0_representation=True))
+    policies = [reliability, durability, Policy.History.KeepLast(qos.depth),
+                Policy.DataRepresentation(use_cdrv0_representation=True)]
+    user_data = type_hash_user_data(idl.__idl_typename__) if idl is not None else b""
+    if user_data:
+        policies.append(Policy.Userdata(user_data))
+    return Qos(*policies)
 
 
 class DdsPublisher:
@@ -136,7 +141,7 @@ class DdsTransport:
                     stale_ns: int | None = None) -> DdsSubscription:
         """A reader of a DDS topic by its wire name; samples go to ``callback`` from the callback
         thread (``stale_ns``: see ``CallbackQueue``; None for service traffic)."""
-        reader = DataReader(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
+        reader = DataReader(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos, idl))
         sub = DdsSubscription(reader, ReadCondition(reader, ANY), Target(dds_name, callback, stale_ns=stale_ns), self)
         with self._lock:
             self._subs.append(sub)
@@ -144,7 +149,7 @@ class DdsTransport:
         return sub
 
     def open_writer(self, dds_name: str, idl: type, qos: QoS) -> DataWriter:
-        return DataWriter(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos))
+        return DataWriter(self.participant, self._topic(dds_name, idl), qos=dds_qos(qos, idl))
 
     def _topic(self, name: str, idl: Any) -> Topic:   # an IdlStruct class
         key = (name, idl.__idl_typename__)

@@ -17,6 +17,8 @@ from cyclonedds.idl import IdlStruct, make_idl_struct
 from cyclonedds.idl import types as t
 
 from egorec_ros.messages.fields import Node, message_fields
+from egorec_ros.messages.typestores import ros2_typestore
+from egorec_ros.transport.dds.names import ros_type as ros_type_of
 
 # ROS 2 IDL: byte -> octet, char -> uint8 (rosidl), the rest by name
 _BASE = {"bool": bool, "byte": t.byte, "char": t.uint8, "int8": t.int8, "uint8": t.uint8,
@@ -76,3 +78,20 @@ def service_wrapper_type(srvtype: str, half: str) -> type[IdlStruct]:
     cls = make_idl_struct(ros_type.rsplit("/", 1)[1] + "_", dds_type_name(ros_type), fields)
     cls.__idl_annotations__["extensibility"] = "final"
     return cls
+
+
+@lru_cache(maxsize=None)
+def type_hash_user_data(dds_type: str) -> bytes:
+    """``typehash=RIHS01_<sha256>;``: what rmw_cyclonedds_cpp (Jazzy on) puts in an endpoint's
+    USER_DATA QoS, the ROS type hash of REP 2011 (rosbags computes it from the same definitions).
+    Jazzy reads it from every endpoint it discovers: without it each ``ros2`` command and node that
+    saw ours warned "Failed to parse type hash ... from USER_DATA '(null)'" once per endpoint, and
+    ``ros2 topic info -v`` showed no type hash. Humble ignores it. ``b""`` for a type rosbags cannot hash."""
+    name = ros_type_of(dds_type)
+    if name is None:
+        return b""
+    try:
+        digest = ros2_typestore().hash_rihs01(name)
+    except Exception:  # noqa: BLE001 - no hash only costs Jazzy's graph the type hash (and a warning)
+        return b""
+    return f"typehash={digest};".encode()
