@@ -12,7 +12,10 @@ import os
 RANGES: dict[str, range] = {
     "test_console_review_marks": range(1, 5),
     "test_console_security": range(5, 10),
-    "test_recorder_lifecycle_dds": range(10, 50),
+    "test_recorder_lifecycle_dds": range(10, 30),
+    "test_console_browser_rclpy": range(30, 36),
+    "test_nodes_rclpy_preview_drain": range(36, 42),
+    "test_transport_dds_type_hash": range(42, 50),
     "test_console_browser": range(50, 60),
     "test_drivers_node": range(60, 90),
     "test_live_preview": range(90, 100),

@@ -19,6 +19,7 @@ import pytest
 from helpers import ros2
 from helpers.browser import browser_or_skip, wait_for
 from helpers.console_page import console_url, first_event, live_tiles, record_from_page, review_plays, shot
+from helpers.dds_domains import domain_for
 
 # the colcon build (shared with the other rclpy tests: the first of them pays it) + ~60 s of test
 pytestmark = pytest.mark.timeout(420)
@@ -50,7 +51,7 @@ def _episodes(base: str) -> list[int]:
 def test_console_over_rclpy_live_stop_verdict_delete_review(ros2_install, tmp_path):
     from selenium.webdriver.common.by import By
     browser = browser_or_skip(tmp_path)
-    env = ros2.sourced_env(ros2_install, 50 + os.getpid() % 40)
+    env = ros2.sourced_env(ros2_install, domain_for(__name__))
     out, task = tmp_path / "out", "t"
     launch_log, console_log = tmp_path / "launch.log", tmp_path / "console.log"
     launch = _start(["ros2", "launch", "egorec_ros", "record.launch.py", f"rig:={RIG}", "sim:=true", f"size:={SIZE}",

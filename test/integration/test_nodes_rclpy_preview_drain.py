@@ -11,7 +11,6 @@ lean on that test_nodes_rclpy_transport.py does not cover:
 from __future__ import annotations
 
 import io
-import os
 import threading
 import time
 
@@ -20,6 +19,7 @@ import pytest
 
 from egorec_ros.transport.base import QoS
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.dds_domains import domain_for
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: source /opt/ros/<distro>/setup.bash")
 
@@ -33,7 +33,7 @@ def _wait(pred, timeout=10.0):
 
 @pytest.fixture(autouse=True)
 def loopback(monkeypatch):
-    for key, value in dict(loopback_env(150 + os.getpid() % 40), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
+    for key, value in dict(loopback_env(domain_for(__name__)), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr("egorec_ros.nodes.transport.STALE_NS", 600_000_000_000)   # a loaded machine is slow
 

@@ -21,6 +21,7 @@ from egorec_ros.messages.typestores import ros2_typestore
 from egorec_ros.transport.base import DEFAULT
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.dds_domains import domain_for
 
 # sensor_msgs/msg/CompressedImage as Jazzy's rosidl generates it (share/sensor_msgs/msg/CompressedImage.json)
 JAZZY_COMPRESSED_IMAGE = "RIHS01_15640771531571185e2efc8a100baf923961a4d15d5569652e6cb6691e8e371a"
@@ -28,7 +29,7 @@ JAZZY_COMPRESSED_IMAGE = "RIHS01_15640771531571185e2efc8a100baf923961a4d15d55696
 
 @pytest.fixture
 def env(monkeypatch) -> dict[str, str]:
-    for k, v in loopback_env(140 + os.getpid() % 10).items():
+    for k, v in loopback_env(domain_for(__name__)).items():
         monkeypatch.setenv(k, v)
     return dict(os.environ)
 
