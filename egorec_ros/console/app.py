@@ -44,6 +44,7 @@ class ConsoleState:
     cache: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="egorec-console-")))
     _event: tuple[float, str] = field(default=(-1e9, ""), init=False, repr=False)   # (monotonic time, JSON)
     listeners: int = 0               # pages with the live events open
+    stopping: bool = False           # the server is asked to stop: live event streams end
 
     def event_json(self) -> str:
         """The live state as compact JSON, built at most once per event period however many pages
@@ -107,7 +108,7 @@ def build_app(state: ConsoleState) -> Starlette:
             state.listeners += 1
             state.link.listening(True)
             try:
-                while not await request.is_disconnected():
+                while not state.stopping and not await request.is_disconnected():
                     yield f"data: {state.event_json()}\n\n"
                     await asyncio.sleep(EVENT_PERIOD_S)
             finally:

@@ -6,6 +6,7 @@ import secrets
 import socket
 import sys
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 
@@ -17,6 +18,19 @@ from egorec_ros.transport.base import Transport
 
 class ConsoleError(UserError):
     """The console could not start (address in use, bad host)."""
+
+
+class _Server(uvicorn.Server):
+    """Ends the pages' live event streams when asked to stop: uvicorn waits for open responses, and
+    an event stream never ends by itself (Ctrl-C with a page open hung the console)."""
+
+    def __init__(self, config: uvicorn.Config, state: ConsoleState) -> None:
+        super().__init__(config)
+        self._state = state
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self._state.stopping = True
+        super().handle_exit(sig, frame)
 
 
 def is_loopback(host: str) -> bool:
@@ -53,7 +67,7 @@ def serve(transport: Transport, name: str, out: Path, host: str = "127.0.0.1", p
     config = uvicorn.Config(build_app(state), log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=2)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        _Server(config, state).run(sockets=[sock])
     finally:
         link.close()
         sock.close()
