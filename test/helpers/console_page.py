@@ -67,10 +67,11 @@ def record_from_page(browser, instruction: str, seconds: float = 1.5) -> None:
 def live_tiles(browser, count: int) -> list:
     """Wait for ``count`` camera tiles whose previews change; their colours say alive (ok / warn)."""
     from selenium.webdriver.common.by import By
-    tiles = wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#tiles .tile img[src^='blob:']")) == count
+    # (a tile's canvas gets data-seq once a preview is drawn in it)
+    tiles = wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#tiles .tile canvas[data-seq]")) == count
                      and browser.find_elements(By.CSS_SELECTOR, "#tiles .tile"), 30, f"{count} live tiles")
-    first = [t.find_element(By.TAG_NAME, "img").get_attribute("src") for t in tiles]
-    wait_for(lambda: all(t.find_element(By.TAG_NAME, "img").get_attribute("src") != s
+    first = [t.find_element(By.TAG_NAME, "canvas").get_attribute("data-seq") for t in tiles]
+    wait_for(lambda: all(t.find_element(By.TAG_NAME, "canvas").get_attribute("data-seq") != s
                          for t, s in zip(tiles, first)), 10, "the previews to update")
     # alive streams: green, or yellow when the recorder counted drops; never red/grey (silent)
     classes = [t.get_attribute("class") for t in tiles]
