@@ -190,7 +190,7 @@ def test_a_reply_waits_for_the_callers_reader():
     trigger = "egorec_ros/srv/Stop"
     request = STORE.serialize_cdr(STORE.types[f"{trigger}_Request"](), f"{trigger}_Request")
     reply = STORE.serialize_cdr(STORE.types[f"{trigger}_Response"](success=True, message="done", episode_index=3,
-                                                                     rows=90, verdict="ok", reasons=[]),
+                                                                     rows=90, verdict="ok", reasons=[], stamp_ns=0),
                                  f"{trigger}_Response")
     calls, replies = [], []
     with DdsTransport() as server, DdsTransport() as caller:
