@@ -14,10 +14,12 @@ from pathlib import Path
 from helpers.browser import wait_for
 
 
-def shot(browser, name: str) -> None:
-    """A screenshot into $EGOREC_SCREENSHOTS (if set)."""
+def shot(browser, name: str, scroll_to: str = "") -> None:
+    """A screenshot into $EGOREC_SCREENSHOTS (if set), scrolled to element ``scroll_to`` if given."""
     folder = os.environ.get("EGOREC_SCREENSHOTS")
     if folder:
+        if scroll_to:
+            browser.execute_script(f"document.getElementById('{scroll_to}').scrollIntoView()")
         browser.save_screenshot(str(Path(folder) / name))
 
 

@@ -18,37 +18,10 @@ import pytest
 from helpers.browser import browser_or_skip, console_process, wait_for
 from helpers.dds_recorder import dds_env_for, running_recorder
 from helpers.cli import egorec_ok
+from helpers.console_page import live_tiles, record_from_page, review_plays, shot
 from helpers.upload import upload_server
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def _shot(browser, name: str, scroll_to: str = "") -> None:
-    folder = os.environ.get("EGOREC_SCREENSHOTS")
-    if folder:
-        if scroll_to:
-            browser.execute_script(f"document.getElementById('{scroll_to}').scrollIntoView()")
-        browser.save_screenshot(str(Path(folder) / name))
-
-
-def _record(browser, instruction: str, seconds: float = 1.5) -> None:
-    from selenium.webdriver.common.by import By
-    box = browser.find_element(By.ID, "instruction")
-    box.clear()
-    box.send_keys(instruction)
-    # Start is enabled once the page's status says the recorder is idle (a status from before the last
-    # stop can still be on its way)
-    wait_for(lambda: browser.find_element(By.ID, "start").is_enabled(), 20, "Start to be enabled")
-    browser.find_element(By.ID, "start").click()
-    try:
-        wait_for(lambda: browser.find_element(By.ID, "state").text == "recording", 20, "the recorder to be recording")
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}; the page says: {browser.find_element(By.ID, 'message').text!r}") from None
-    wait_for(lambda: int(browser.execute_script("return window.egorec.snapshots")) > 0, 5, "live events")
-    import time
-    time.sleep(seconds)
-    browser.find_element(By.ID, "stop").click()
-    wait_for(lambda: browser.find_element(By.ID, "verdict").is_displayed(), 60, "the verdict after stop")
 
 
 def test_console_live_stop_verdict_delete_review(tmp_path):
@@ -73,24 +46,15 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
                 assert err.value.code == 403
 
                 browser.get(url)
-                # tiles: one per camera, their previews change
-                # (a tile's canvas gets data-seq once a preview is drawn in it)
-                tiles = wait_for(lambda: len(browser.find_elements(By.CSS_SELECTOR, "#tiles .tile canvas[data-seq]")) == 2
-                                 and browser.find_elements(By.CSS_SELECTOR, "#tiles .tile"), 30, "two live tiles")
-                first = [t.find_element(By.TAG_NAME, "canvas").get_attribute("data-seq") for t in tiles]
-                wait_for(lambda: all(t.find_element(By.TAG_NAME, "canvas").get_attribute("data-seq") != s
-                                     for t, s in zip(tiles, first)), 10, "the previews to update")
-                # alive streams: green, or yellow when the recorder counted drops; never red/grey (silent)
-                classes = [t.get_attribute("class") for t in tiles]
-                assert all(" ok" in c or " warn" in c for c in classes), classes
+                live_tiles(browser, 2)          # a tile per camera, its preview changing, alive
 
-                _record(browser, "redo me")
+                record_from_page(browser, "redo me")
                 verdict = browser.find_element(By.ID, "v-verdict").text
                 assert verdict in ("ok", "warn", "redo"), verdict
                 reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#v-reasons li")]
                 assert (verdict == "ok") == (not reasons), (verdict, reasons)
                 wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#v-thumbs img"), 30, "the thumbnail strip")
-                _shot(browser, "console-live.png")
+                shot(browser, "console-live.png")
                 first_index = int(browser.find_element(By.ID, "v-index").text)
                 browser.find_element(By.ID, "redo").click()
                 browser.switch_to.alert.accept()
@@ -99,7 +63,7 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
                          "the deleted episode to leave the list")
                 assert not list(rec.task_dir.glob(f"data/chunk-*/episode-{first_index - 1:03d}.parquet"))
 
-                _record(browser, "keep me", seconds=2.5)
+                record_from_page(browser, "keep me", seconds=2.5)
                 second = int(browser.find_element(By.ID, "v-index").text)
                 assert second == first_index + 1, "a deleted episode's number is never reused"
                 browser.find_element(By.ID, "keep").click()
@@ -117,25 +81,15 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
                 wait_for(lambda: re.fullmatch(r"upload: 0 pending · 0 uploading · [12] done \([\d.]+ [kMG]B\) · 0 failed · [\d.]+ [kMG]B/s",
                                               browser.find_element(By.ID, "upload").text), 10,
                          "the upload summary to show the queue sent")
-                _shot(browser, "console-episodes.png", "episodes")
+                shot(browser, "console-episodes.png", "episodes")
                 browser.find_element(By.CSS_SELECTOR, f"tr[data-episode='{second}'] button.review").click()
-                wait_for(lambda: browser.execute_script("return window.egorec.reviewReady"), 30, "the review")
-                videos = browser.find_elements(By.CSS_SELECTOR, "#r-videos video")
-                assert len(videos) == 2
-                wait_for(lambda: browser.execute_script(
-                    "return [...document.querySelectorAll('#r-videos video')].every(v => v.readyState >= 3)"),
-                    30, "the videos to load")
-                browser.find_element(By.ID, "r-play").click()
-                times = wait_for(lambda: (t := browser.execute_script(
-                    "return [...document.querySelectorAll('#r-videos video')].map(v => v.currentTime)"))
-                    and min(t) > 0.8 and t, 20, "every video to play")
-                assert max(times) - min(times) < 0.35, f"videos out of step: {times}"
-                _shot(browser, "console-review.png")
+                review_plays(browser, 2)
+                shot(browser, "console-review.png")
                 if os.environ.get("EGOREC_SCREENSHOTS"):       # the task's HTML report with its QA badge
                     report = Path(os.environ["EGOREC_SCREENSHOTS"]) / "report.html"
                     egorec_ok("inspect", str(rec.task_dir), "--html", str(report), env=rec.env, timeout=120)
                     browser.get(report.as_uri())
-                    _shot(browser, "report.png")
+                    shot(browser, "report.png")
             finally:
                 console.terminate()
                 console.wait(timeout=20)

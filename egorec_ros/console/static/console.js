@@ -425,8 +425,9 @@ function drawTimeline(tl, t) {
   const colors = { force: "#4af", glove: "#f84", slam: "#6d6" };
   const kinds = ["force", "glove", "slam"], band = (H - 30) / kinds.length;
   kinds.forEach((kind, k) => {
-    g.fillStyle = "#888"; g.fillText(kind, 4, 12 + k * band);
-    for (const s of tl.series.filter((x) => x.kind === kind)) {
+    const of = tl.series.filter((x) => x.kind === kind);
+    g.fillStyle = "#888"; g.fillText(of.length ? kind : `${kind}: no such stream in this episode`, 4, 12 + k * band);
+    for (const s of of) {
       const max = Math.max(1e-6, ...s.values); g.strokeStyle = colors[kind]; g.beginPath();
       s.values.forEach((v, i) => { const x = (i / Math.max(1, s.values.length - 1)) * W, y = (k + 1) * band - (v / max) * (band - 14);
         if (i) g.lineTo(x, y); else g.moveTo(x, y); });
@@ -435,7 +436,8 @@ function drawTimeline(tl, t) {
   });
   g.fillStyle = "#f44";
   for (const rows of Object.values(tl.repeats)) for (const r of rows) g.fillRect((r / Math.max(1, tl.rows - 1)) * W, H - 24, 2, 10);
-  g.fillStyle = "#888"; g.fillText("repeated samples", 4, H - 28);
+  const anyRepeat = Object.values(tl.repeats).some((rows) => rows.length);
+  g.fillStyle = "#888"; g.fillText("repeated sensor samples (cameras: below)" + (anyRepeat ? "" : ": none"), 4, H - 28);
   g.strokeStyle = "#fff"; const x = (t * tl.fps / Math.max(1, tl.rows - 1)) * W;
   g.beginPath(); g.moveTo(x, 0); g.lineTo(x, H); g.stroke();
   drawMarks(tl, t);
