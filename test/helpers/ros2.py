@@ -27,6 +27,24 @@ def missing() -> str | None:
             return f"`{tool}` is not on PATH (ROS 2 sourced without it?)"
     if os.environ.get("RMW_IMPLEMENTATION", "rmw_cyclonedds_cpp") != "rmw_cyclonedds_cpp":
         return "the DDS transport talks to rmw_cyclonedds_cpp (RMW_IMPLEMENTATION is set to another rmw)"
+    return python_mismatch(ros_python())
+
+
+def python_mismatch(ros_py: str) -> str | None:
+    """Why this interpreter cannot run the nodes, or None: they run on the suite's Python (the venv
+    first on PATH) and import rclpy, whose C extension is built for ROS's Python version only."""
+    try:
+        out = subprocess.run([ros_py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        return f"ROS's Python {ros_py} (the `ros2` script's interpreter) does not run: {exc}"
+    ros_ver, ours = out.stdout.strip(), "%d.%d" % sys.version_info[:2]
+    if out.returncode != 0 or not ros_ver:
+        return f"ROS's Python {ros_py} (the `ros2` script's interpreter) does not run: {out.stderr.strip()[-200:]}"
+    if ros_ver != ours:
+        return (f"ROS's Python is {ros_ver} ({ros_py}), this suite runs on {ours}: rclpy would not import in "
+                f"the nodes; run it on ROS's Python: PYTHON={ros_py} VENV=.venv-{ros_ver} ./scripts/test.sh "
+                f"(.ci/run does when a ROS 2 is sourced)")
     return None
 
 

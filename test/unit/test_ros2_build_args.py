@@ -4,6 +4,7 @@ python3 first on PATH ran rosidl_adapter: "No module named 'em'")."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,16 @@ def test_ros_python_is_the_ros2_scripts_interpreter(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("PATH", os.pathsep.join([str(pyenv_bin), str(ros_bin)]))
     want = shebang[2:] if shebang.startswith("#!/opt") else str(pyenv_bin / "python3")
     assert ros2.ros_python() == want
+
+
+def test_ros_python_of_another_version_skips_the_rclpy_tests_saying_how_to_run_them(tmp_path: Path) -> None:
+    assert ros2.python_mismatch(sys.executable) is None
+    other = tmp_path / "python3"
+    _script(other, "#!/bin/sh\necho 3.9\n")          # ROS's Python answers for another version
+    reason = ros2.python_mismatch(str(other))
+    ours = "%d.%d" % sys.version_info[:2]
+    assert reason == (f"ROS's Python is 3.9 ({other}), this suite runs on {ours}: rclpy would not import in the "
+                      f"nodes; run it on ROS's Python: PYTHON={other} VENV=.venv-3.9 ./scripts/test.sh "
+                      f"(.ci/run does when a ROS 2 is sourced)")
+    gone = ros2.python_mismatch(str(tmp_path / "nowhere" / "python3"))
+    assert gone is not None and gone.startswith(f"ROS's Python {tmp_path}/nowhere/python3 (the `ros2` script's")
