@@ -3,6 +3,7 @@ ROS 2) through its services."""
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 ACTIONS = ("start", "stop", "abort", "status", "delete", "delete-last", "list")
@@ -73,41 +74,30 @@ def _print_list(task: str, episodes: list[dict], as_json: bool) -> int:
         return 0
     print(f"task {task}: {len(episodes)} episode(s)")
     for e in episodes:
+        upload = upload_text(e.get("upload") or {})
         print(f"  {e['episode_index']:5d}  {e['rows']:6d} rows  {e['duration_s']:7.1f} s  "
-              f"{e['verdict'] or '-':4s}  {e['instruction']}")
+              f"{e['verdict'] or '-':4s}  {e['instruction']}" + (f"  [upload {upload}]" if upload else ""))
         for reason in e["reasons"]:
             print(f"         {reason}")
     return 0
 
 
-def _status(transport, store, topic: str, msgtype: str, timeout: float) -> int:
-    import queue
-
-    from egorec_ros.transport.base import RECORDER
-
-    got: queue.Queue = queue.Queue()
-    transport.subscribe(topic, msgtype, RECORDER, lambda cdr, _t: got.put(cdr))
-    try:
-        msg = store.deserialize_cdr(got.get(timeout=timeout), msgtype)
-    except queue.Empty:
-        print(f"egorec ctl: no status on {topic} within {timeout:g} s; is the recorder running?", file=sys.stderr)
-        return 3
-    print(f"{msg.state} ({msg.stage})  task {msg.task}  episode {msg.episode_index}  rows {msg.rows}  "
-          f"backlog {msg.encoder_backlog} ({msg.encoder_backlog_key or '-'})  free {msg.free_disk_gb:.1f} GB")
-    if msg.overload:
-        print(f"  OVERLOADED: {msg.overload}")
-    if msg.udp_drops or msg.callback_drops:
-        print(f"  messages lost: {msg.udp_drops} UDP datagrams dropped by the kernel, {msg.callback_drops} samples "
-              "dropped unread (recorder behind)")
-    if msg.last_episode_index:
-        print(f"last episode {msg.last_episode_index}: QA {msg.last_verdict or 'not computed'}"
-              + "".join(f"\n  {r}" for r in msg.last_reasons))
-    for alarm in msg.alarms:
-        print(f"  ALARM {alarm}")
-    if msg.upload_server:
-        print(f"upload to {msg.upload_server}: {msg.upload}")
-    for s in msg.streams:
-        age = "never" if s.last_sample_age_s < 0 else f"{s.last_sample_age_s:.2f} s ago"
-        print(f"  {s.stream:32s} {s.rate_hz:7.1f} Hz  last {age:>12s}  received {s.received}  "
-              f"invalid {s.invalid}  dropped {s.dropped}  late {s.late}")
-    return 0
+def upload_text(u: dict) -> str:
+    """An episode's upload in the words of the console's Episodes column; "" when the recorder
+    uploads nothing, so a lab without a server sees the list as before."""
+    state, attempts = u.get("state", "off"), u.get("attempts", 0)
+    tries = f"{attempts} attempt{'' if attempts == 1 else 's'}"
+    if state == "off":
+        return ""
+    if state == "pending" and attempts:
+        retry = f", retry in {math.ceil(u['retry_in_s'])} s" if u.get("retry_in_s") else ""
+        return f"pending ({tries} failed{retry}): {u.get('last_error', '')}"
+    if state == "uploading" and "sent" in u:
+        return f"uploading {100 * u['sent'] // max(1, u.get('size', 0))} %"
+    if state == "done":
+        return f"done · session {u.get('session_id', '')}"
+    if state == "failed":
+        return f"failed after {tries}: {u.get('last_error', '')} (`egorec upload` queues it again)"
+    if state == "gone":
+        return "gone (deleted before it was sent)"
+    return state

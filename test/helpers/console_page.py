@@ -66,6 +66,19 @@ def record_from_page(browser, instruction: str, seconds: float = 1.5) -> None:
     wait_for(lambda: browser.find_element(By.ID, "verdict").is_displayed(), 60, "the verdict after stop")
 
 
+def shown_verdict(browser, screenshot: str) -> int:
+    """Check the verdict panel after a stop (a verdict; reasons exactly when it is not ok; thumbnails)
+    and return the episode number it is about."""
+    from selenium.webdriver.common.by import By
+    verdict = browser.find_element(By.ID, "v-verdict").text
+    assert verdict in ("ok", "warn", "redo"), verdict
+    reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#v-reasons li")]
+    assert (verdict == "ok") == (not reasons), (verdict, reasons)
+    wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#v-thumbs img"), 30, "the thumbnail strip")
+    shot(browser, screenshot)
+    return int(browser.find_element(By.ID, "v-index").text)
+
+
 def live_tiles(browser, count: int) -> list:
     """Wait for ``count`` camera tiles whose previews change; their colours say alive (ok / warn)."""
     from selenium.webdriver.common.by import By

@@ -18,7 +18,7 @@ import pytest
 from helpers.browser import browser_or_skip, console_process, wait_for
 from helpers.dds_recorder import dds_env_for, running_recorder
 from helpers.cli import egorec_ok
-from helpers.console_page import live_tiles, record_from_page, review_plays, shot
+from helpers.console_page import live_tiles, record_from_page, review_plays, shot, shown_verdict
 from helpers.upload import upload_server
 
 pytestmark = pytest.mark.timeout(180)
@@ -49,13 +49,7 @@ def test_console_live_stop_verdict_delete_review(tmp_path):
                 live_tiles(browser, 2)          # a tile per camera, its preview changing, alive
 
                 record_from_page(browser, "redo me")
-                verdict = browser.find_element(By.ID, "v-verdict").text
-                assert verdict in ("ok", "warn", "redo"), verdict
-                reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#v-reasons li")]
-                assert (verdict == "ok") == (not reasons), (verdict, reasons)
-                wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#v-thumbs img"), 30, "the thumbnail strip")
-                shot(browser, "console-live.png")
-                first_index = int(browser.find_element(By.ID, "v-index").text)
+                first_index = shown_verdict(browser, "console-live.png")
                 browser.find_element(By.ID, "redo").click()
                 browser.switch_to.alert.accept()
                 wait_for(lambda: not browser.find_element(By.ID, "verdict").is_displayed(), 20, "the verdict to close")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import ros2
 from helpers.browser import browser_or_skip, wait_for
-from helpers.console_page import console_url, first_event, live_tiles, record_from_page, review_plays, shot
+from helpers.console_page import console_url, first_event, live_tiles, record_from_page, review_plays, shot, shown_verdict
 from helpers.dds_domains import domain_for
 
 # the colcon build (shared with the other rclpy tests: the first of them pays it) + ~60 s of test
@@ -75,13 +75,7 @@ def test_console_over_rclpy_live_stop_verdict_delete_review(ros2_install, tmp_pa
         live_tiles(browser, 2)
 
         record_from_page(browser, "redo me")
-        verdict = browser.find_element(By.ID, "v-verdict").text
-        assert verdict in ("ok", "warn", "redo"), verdict
-        reasons = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#v-reasons li")]
-        assert (verdict == "ok") == (not reasons), (verdict, reasons)
-        wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#v-thumbs img"), 30, "the thumbnail strip")
-        shot(browser, "console-live-rclpy.png")
-        first_index = int(browser.find_element(By.ID, "v-index").text)
+        first_index = shown_verdict(browser, "console-live-rclpy.png")
         assert first_index in _episodes(base)
         browser.find_element(By.ID, "redo").click()
         browser.switch_to.alert.accept()

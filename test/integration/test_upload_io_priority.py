@@ -8,27 +8,17 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psutil
 import pytest
-from helpers.upload import local_slice, make_task, members_of, upload_server
+from helpers.upload import local_slice, make_task, members_of, until, upload_server
 
 from egorec_ros.thread_priority import idle_io_for_thread
 from egorec_ros.upload.background import UPLOAD_NICENESS, BackgroundUploader
 from egorec_ros.upload.uploader import UploadSettings
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread I/O classes are Linux's")
-
-
-def wait_for(what, timeout_s: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if what():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def io_class(tid: int) -> int:
@@ -43,7 +33,7 @@ def test_the_upload_thread_is_in_the_idle_io_class(tmp_path: Path) -> None:
     with upload_server(tmp_path / "srv") as server:
         up = BackgroundUploader(tmp_path / "rec", UploadSettings(server=server.url), None, logged.append)
         try:
-            assert wait_for(lambda: up.thread_id is not None and io_class(up.thread_id) == psutil.IOPRIO_CLASS_IDLE), \
+            assert until(lambda: up.thread_id is not None and io_class(up.thread_id) == psutil.IOPRIO_CLASS_IDLE), \
                 (up.thread_id, logged)
             tid = up.thread_id
             assert os.getpriority(os.PRIO_PROCESS, tid) == min(19, my_nice + UPLOAD_NICENESS)
@@ -51,7 +41,7 @@ def test_the_upload_thread_is_in_the_idle_io_class(tmp_path: Path) -> None:
                 assert subprocess.run(["ionice", "-p", str(tid)], capture_output=True, text=True,
                                       timeout=10).stdout.strip() == "idle"
             up.enqueue("t", 1)
-            assert wait_for(lambda: len(server.received()) == 1), logged
+            assert until(lambda: len(server.received()) == 1), logged
         finally:
             up.close()
         assert members_of(server.zip_of(server.received()[0]["id"])) == local_slice(tmp_path / "rec" / "t", 1)
@@ -70,7 +60,7 @@ def test_an_io_class_that_cannot_be_set_is_reported_and_the_upload_goes_on(tmp_p
         up = BackgroundUploader(tmp_path / "rec", UploadSettings(server=server.url), None, logged.append)
         try:
             up.enqueue("t", 1)
-            assert wait_for(lambda: len(server.received()) == 1), logged
+            assert until(lambda: len(server.received()) == 1), logged
         finally:
             up.close()
     notes = [m for m in logged if "I/O priority not lowered" in m]

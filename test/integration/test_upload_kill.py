@@ -7,10 +7,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from helpers.upload import local_slice, make_task, members_of, upload_server
+from helpers.upload import local_slice, make_task, members_of, until, upload_server
 
 from egorec_ros.upload.queue import UPLOADING, UploadQueue
 
@@ -20,13 +19,6 @@ def start_upload(task: Path, url: str, *extra: str) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(what, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not what():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
 def test_kill_9_mid_file_and_before_the_answer_then_restart(tmp_path: Path) -> None:
     root = tmp_path / "rec"
     task = make_task(root, "pour", [1, 2])
@@ -34,11 +26,11 @@ def test_kill_9_mid_file_and_before_the_answer_then_restart(tmp_path: Path) -> N
         # 1: killed while the body of episode 1 is half sent (2 Mbit/s: ~4 s for its ~1 MB)
         proc = start_upload(task, server.url, "--limit-mbps", "2")
         try:
-            wait_for(lambda: any(n > 200_000 for n in server.inflight()))
+            assert until(lambda: any(n > 200_000 for n in server.inflight()))
         finally:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-        wait_for(lambda: not server.inflight())
+        assert until(lambda: not server.inflight())
         assert server.received() == []
         with UploadQueue(root) as queue:
             first = queue.find("pour", 1, server.url)
@@ -48,7 +40,7 @@ def test_kill_9_mid_file_and_before_the_answer_then_restart(tmp_path: Path) -> N
         server.faults("silent")
         proc = start_upload(task, server.url, "--timeout", "60")
         try:
-            wait_for(lambda: len(server.received()) == 1)
+            assert until(lambda: len(server.received()) == 1)
         finally:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)

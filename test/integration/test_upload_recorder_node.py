@@ -9,14 +9,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from helpers.cli import egorec_ok
-from helpers.upload import local_slice, members_of, upload_server
+from helpers.upload import local_slice, members_of, until, upload_server
 
 from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, OK
 from egorec_ros.live.node import STATUS
@@ -36,15 +35,6 @@ def dds_env(monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     return dict(os.environ, PYTHONUNBUFFERED="1")
-
-
-def wait_for(what, timeout_s: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if what():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @contextmanager
@@ -85,15 +75,15 @@ def test_the_recorder_uploads_committed_episodes_only(tmp_path: Path, dds_env) -
                                 lambda cdr, _t: statuses.append(STORE.deserialize_cdr(cdr, STATUS)))
             transport.subscribe("/diagnostics", DIAGNOSTIC_ARRAY, RECORDER,
                                 lambda cdr, _t: diags.append(STORE.deserialize_cdr(cdr, DIAGNOSTIC_ARRAY)))
-            assert wait_for(lambda: streams_flowing(statuses)), log.read_text()
+            assert until(lambda: streams_flowing(statuses), 60), log.read_text()
             assert "episode_index 1" in ctl(dds_env, "start")
-            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert until(lambda: statuses[-1].rows > 15, 60)
             assert "rows committed" in ctl(dds_env, "stop")
             assert "episode_index 2" in ctl(dds_env, "start")
-            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert until(lambda: statuses[-1].rows > 15, 60)
             assert "discarded" in ctl(dds_env, "abort")                    # never uploaded
-            assert wait_for(lambda: len(server.received()) == 1, 30), log.read_text()
-            assert wait_for(lambda: "0 waiting, 1 done, 0 failed" in statuses[-1].upload, 10), statuses[-1].upload
+            assert until(lambda: len(server.received()) == 1, 30), log.read_text()
+            assert until(lambda: "0 waiting, 1 done, 0 failed" in statuses[-1].upload, 10), statuses[-1].upload
             assert (statuses[-1].upload_pending, statuses[-1].upload_failed) == (0, 0)
             upload_diag = [d for arr in diags[-3:] for d in arr.status if d.name.endswith(": upload")]
             assert upload_diag and upload_diag[-1].level == OK
@@ -102,6 +92,7 @@ def test_the_recorder_uploads_committed_episodes_only(tmp_path: Path, dds_env) -
             listed = json.loads(ctl(dds_env, "list", "--json"))
             assert [e["upload"] for e in listed["episodes"]] == [
                 {"state": "done", "attempts": 1, "last_error": "", "session_id": sent["id"], "size": sent["size"]}]
+            assert f"[upload done · session {sent['id']}]" in ctl(dds_env, "list")     # the terminal's list too
             last = statuses[-1]
             assert (last.upload_server, last.upload_done, last.upload_done_bytes, last.upload_uploading,
                     last.upload_episode_index) == (server.url, 1, sent["size"], 0, 0)
@@ -129,20 +120,20 @@ def test_the_recorder_deletes_what_the_server_confirmed(tmp_path: Path, dds_env)
         with DdsTransport() as transport:
             transport.subscribe(f"/{NAME}/status", STATUS, RECORDER,
                                 lambda cdr, _t: statuses.append(STORE.deserialize_cdr(cdr, STATUS)))
-            assert wait_for(lambda: streams_flowing(statuses)), log.read_text()
+            assert until(lambda: streams_flowing(statuses), 60), log.read_text()
             server.faults("slow:2", "slow:2")     # answers 2 s after storing: the local copy is read before it goes
             assert "episode_index 1" in ctl(dds_env, "start")
-            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert until(lambda: statuses[-1].rows > 15, 60)
             assert "rows committed" in ctl(dds_env, "stop")
             first = local_slice(task, 1)          # what the server must receive before the copy here goes
             assert "episode_index 2" in ctl(dds_env, "start")
-            assert wait_for(lambda: not data_file(0).exists(), 30), log.read_text()
+            assert until(lambda: not data_file(0).exists(), 30), log.read_text()
             assert len(server.received()) == 1
-            assert wait_for(lambda: (statuses[-1].state, statuses[-1].episode_index) == ("recording", 2), 10)
-            assert wait_for(lambda: statuses[-1].rows > 15)
+            assert until(lambda: (statuses[-1].state, statuses[-1].episode_index) == ("recording", 2), 10)
+            assert until(lambda: statuses[-1].rows > 15, 60)
             assert "rows committed" in ctl(dds_env, "stop")
             second = local_slice(task, 2)
-            assert wait_for(lambda: not data_file(1).exists(), 30), log.read_text()
+            assert until(lambda: not data_file(1).exists(), 30), log.read_text()
             assert "episode_index 3" in ctl(dds_env, "start")             # numbers are never reused
             assert "discarded" in ctl(dds_env, "abort")
         procs[1].send_signal(signal.SIGTERM)
