@@ -101,3 +101,36 @@ def upload_text(u: dict) -> str:
     if state == "gone":
         return "gone (deleted before it was sent)"
     return state
+
+
+def _status(transport, store, topic: str, msgtype: str, timeout: float) -> int:
+    import queue
+
+    from egorec_ros.transport.base import RECORDER
+
+    got: queue.Queue = queue.Queue()
+    transport.subscribe(topic, msgtype, RECORDER, lambda cdr, _t: got.put(cdr))
+    try:
+        msg = store.deserialize_cdr(got.get(timeout=timeout), msgtype)
+    except queue.Empty:
+        print(f"egorec ctl: no status on {topic} within {timeout:g} s; is the recorder running?", file=sys.stderr)
+        return 3
+    print(f"{msg.state} ({msg.stage})  task {msg.task}  episode {msg.episode_index}  rows {msg.rows}  "
+          f"backlog {msg.encoder_backlog} ({msg.encoder_backlog_key or '-'})  free {msg.free_disk_gb:.1f} GB")
+    if msg.overload:
+        print(f"  OVERLOADED: {msg.overload}")
+    if msg.udp_drops or msg.callback_drops:
+        print(f"  messages lost: {msg.udp_drops} UDP datagrams dropped by the kernel, {msg.callback_drops} samples "
+              "dropped unread (recorder behind)")
+    if msg.last_episode_index:
+        print(f"last episode {msg.last_episode_index}: QA {msg.last_verdict or 'not computed'}"
+              + "".join(f"\n  {r}" for r in msg.last_reasons))
+    for alarm in msg.alarms:
+        print(f"  ALARM {alarm}")
+    if msg.upload_server:
+        print(f"upload to {msg.upload_server}: {msg.upload}")
+    for s in msg.streams:
+        age = "never" if s.last_sample_age_s < 0 else f"{s.last_sample_age_s:.2f} s ago"
+        print(f"  {s.stream:32s} {s.rate_hz:7.1f} Hz  last {age:>12s}  received {s.received}  "
+              f"invalid {s.invalid}  dropped {s.dropped}  late {s.late}")
+    return 0

@@ -116,6 +116,7 @@ def test_launch_records_with_services_status_diagnostics_and_ctrl_c(tmp_path, en
         log = _interrupt(launch)
     assert "episode 2 of t" in log and "rows committed" in log.split("episode 2 of t")[-1], log
     assert "process has died" not in log, log
+    assert "deprecated" not in log, log          # Jazzy: "ROS_LOCALHOST_ONLY is deprecated" from every node
     assert _episodes(tmp_path / "t") == 2
     _validate(env, tmp_path / "t")
 

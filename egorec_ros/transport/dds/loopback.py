@@ -20,5 +20,7 @@ def loopback_env(domain: int) -> dict[str, str]:
     The Cyclone config pins both cyclonedds-python and rmw_cyclonedds_cpp to ``lo``.
     ROS_LOCALHOST_ONLY is forced off: with it, rmw_cyclonedds_cpp (Humble) prepends its own
     loopback interface to the config's and refuses to create the node ("lo: the same
-    interface may not be selected twice")."""
-    return {"CYCLONEDDS_URI": config_file().as_uri(), "ROS_DOMAIN_ID": str(domain), "ROS_LOCALHOST_ONLY": "0"}
+    interface may not be selected twice"). Off is the empty string, not "0": Humble's rcl reads
+    anything but "1" as off, and Jazzy's warns from every process that the variable is
+    deprecated whenever it is set non-empty."""
+    return {"CYCLONEDDS_URI": config_file().as_uri(), "ROS_DOMAIN_ID": str(domain), "ROS_LOCALHOST_ONLY": ""}
