@@ -29,7 +29,8 @@ RANGES: dict[str, range] = {
     "test_transport_dds_control": range(190, 210),
     "test_console_stale_status": range(210, 213),
     "test_transport_dds_faults": range(213, 226),
-    "test_console_stop": range(226, 231),
+    "test_console_stop": range(226, 230),
+    "bench_service_call": range(230, 231),
     "bench_console": range(231, 232),      # bench/ (ab_windows.recording): not tests, but not in their domains either
     "bench_preview": range(232, 233),
 }
