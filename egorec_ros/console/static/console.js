@@ -425,9 +425,9 @@ function drawTimeline(tl, t) {
   const colors = { force: "#4af", glove: "#f84", slam: "#6d6" };
   const kinds = ["force", "glove", "slam"], band = (H - 30) / kinds.length;
   kinds.forEach((kind, k) => {
-    const of = tl.series.filter((x) => x.kind === kind);
-    g.fillStyle = "#888"; g.fillText(of.length ? kind : `${kind}: no such stream in this episode`, 4, 12 + k * band);
-    for (const s of of) {
+    const lines = tl.series.filter((x) => x.kind === kind);
+    g.fillStyle = "#888"; g.fillText(lines.length ? kind : `${kind}: no such stream in this episode`, 4, 12 + k * band);
+    for (const s of lines) {
       const max = Math.max(1e-6, ...s.values); g.strokeStyle = colors[kind]; g.beginPath();
       s.values.forEach((v, i) => { const x = (i / Math.max(1, s.values.length - 1)) * W, y = (k + 1) * band - (v / max) * (band - 14);
         if (i) g.lineTo(x, y); else g.moveTo(x, y); });
