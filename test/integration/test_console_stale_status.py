@@ -10,7 +10,8 @@ the action, and keeps it the newest one (republished, so the console stays conne
 next call. Before the fix the stale "recording" disabled Start (and a stale "idle" Stop), so the
 press never reached the recorder. Also: Start pressed while a stop commits is queued and sent
 after it; the Episodes list shows pending / uploading % / done with the session id / failed with
-its error and attempts, and "no upload" for a recorder without an upload server. The console
+its error and attempts, and "no upload" for a recorder without an upload server; the health table
+follows the recorder's streams when they change (a recorder restarted with another rig). The console
 runs in its own process, the page in headless chromium."""
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class ScriptedRecorder:
     def __init__(self, transport: DdsTransport) -> None:
         self.calls: list[str] = []
         self.state, self.episode, self.upload = "idle", 0, True
+        self.streams: list[str] = []          # the rig's input streams, as ~/status lists them
         self.stop_takes_s = 0.0
         self._stale: bytes | None = None      # while set: the status republished instead of a fresh one
         self._stale_until = 0.0
@@ -71,7 +73,9 @@ class ScriptedRecorder:
         msg = STORE.types[STATUS](
             header=header_message(STORE, stamp_ns, NAME), state=state, task="t",
             episode_index=self.episode if state == "recording" else 0, rows=0, encoder_backlog=0,
-            encoder_backlog_key="", free_disk_gb=100.0, streams=[], last_episode_index=0, last_verdict="",
+            encoder_backlog_key="", free_disk_gb=100.0, streams=[STORE.types["egorec_ros/msg/StreamStatus"](
+                stream=name, topic=f"/{name}", rate_hz=30.0, last_sample_age_s=0.0, received=1, invalid=0, dropped=0,
+                late=0) for name in self.streams], last_episode_index=0, last_verdict="",
             last_reasons=[], alarms=[], upload_pending=2 if up else 0, upload_failed=1 if up else 0,
             upload="2 waiting, 1 done, 1 failed" if up else "", stage=state, overload="", udp_drops=0,
             callback_drops=0, upload_server=SERVER if up else "", upload_uploading=1 if up else 0,
@@ -213,6 +217,14 @@ def test_start_and_stop_survive_stale_status_and_upload_states_show(tmp_path, mo
                 find(By.ID, "refresh").click()
                 wait_for(lambda: {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#episodes td.upload")}
                          == {"no upload"}, 10, "every episode's upload cell to say 'no upload'")
+
+                # the recorder restarted with another rig: the health table lists only its streams
+                def health() -> list[str]:
+                    return [r.text.split()[0] for r in browser.find_elements(By.CSS_SELECTOR, "#health tbody tr")]
+                rec.streams = ["cam0.rgb", "cam1.rgb"]
+                wait_for(lambda: health() == ["cam0.rgb", "cam1.rgb"], 10, f"two health rows (the page has {health()})")
+                rec.streams = ["ego.left"]
+                wait_for(lambda: health() == ["ego.left"], 10, f"only ego.left's row (the page has {health()})")
             finally:
                 console.terminate()
                 console.wait(timeout=20)

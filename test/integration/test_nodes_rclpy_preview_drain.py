@@ -4,10 +4,9 @@ lean on that test_nodes_rclpy_transport.py does not cover:
 * the preview topics over rclpy: nothing encoded or sent while nobody subscribes (the publisher's
   ``get_subscription_count``), a JPEG with the frame's own stamp to an ordinary rclpy subscriber,
   and nothing again once it leaves;
-* the drain (``handle.take_message``): one callback takes at most ``_DRAIN_MAX`` waiting messages
-  (the executor's other work goes on), the rest come with the next, in order; a callback that runs
-  after its subscription was destroyed (the executor takes, then calls outside its hold on the
-  handle) takes nothing instead of raising into the executor."""
+* the drain (``handle.take_message``; its limit per callback is tested in test_nodes_rclpy_transport.py):
+  a callback that runs after its subscription was destroyed (the executor takes, then calls outside
+  its hold on the handle) takes nothing instead of raising into the executor."""
 from __future__ import annotations
 
 import io
@@ -98,44 +97,6 @@ def test_previews_over_rclpy_only_while_subscribed(node):
     finally:
         previews.close()
         transport.close()
-
-
-def test_one_callback_takes_at_most_the_drain_limit_and_the_rest_follow_in_order(monkeypatch):
-    from rclpy.duration import Duration
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.node import Node
-    from rclpy.serialization import deserialize_message, serialize_message
-    from std_msgs.msg import String
-
-    from egorec_ros.nodes.transport import RclpyTransport
-
-    monkeypatch.setattr("egorec_ros.nodes.transport._DRAIN_MAX", 40)
-    got: list[str] = []
-    context = rclpy.context.Context()
-    rclpy.init(context=context)
-    n = Node("t9_drain", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(n)
-    tr = RclpyTransport(n)
-    try:
-        tr.subscribe("/t9/drain", "std_msgs/msg/String", QoS("reliable", 200, "volatile"),
-                     lambda cdr, _arrival: got.append(deserialize_message(cdr, String).data))
-        pub = tr.publisher("/t9/drain", "std_msgs/msg/String", QoS("reliable", 200, "volatile"))
-        assert _wait(lambda: pub._pub.get_subscription_count() == 1)
-        for i in range(100):
-            pub.publish(serialize_message(String(data=str(i))))
-        assert pub._pub.wait_for_all_acked(Duration(seconds=10)), "the reader did not get the 100 messages"
-        executor.spin_once(timeout_sec=5)          # one wait cycle: the executor's message + 40 drained
-        assert _wait(lambda: len(got) == 41) and len(got) == 41, f"one callback took {len(got)}, not 1 + 40"
-        executor.spin_once(timeout_sec=5)
-        executor.spin_once(timeout_sec=5)
-        assert _wait(lambda: len(got) == 100), f"{len(got)} of 100 after three callbacks"
-        assert got == [str(i) for i in range(100)]
-    finally:
-        tr.close()
-        executor.shutdown()
-        n.destroy_node()
-        rclpy.shutdown(context=context)
 
 
 def test_a_callback_after_its_subscription_was_destroyed_takes_nothing(node):

@@ -126,11 +126,10 @@ def test_a_slow_callback_does_not_cost_samples(monkeypatch):
     assert got == [str(i) for i in range(30)]
 
 
-def test_one_callback_takes_everything_waiting(monkeypatch):
-    """rclpy's executor takes one message per subscription per wait cycle: a topic faster than
-    the cycle rate (an IMU beside many cameras) overflowed its keep-last history. The transport's
-    callback takes the rest of what waits, in order."""
-    monkeypatch.setattr("egorec_ros.nodes.transport.STALE_NS", 600_000_000_000)
+def _drained(name: str, messages: int, counts: list[int]) -> list[list[str]]:
+    """Publish ``messages`` reliable Strings to a subscription of a node spun by hand, then run one
+    executor wait cycle per entry of ``counts``: what the callbacks had delivered once the count
+    delivered so far reached that entry (or after 10 s, when it did not)."""
     from rclpy.duration import Duration
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
@@ -142,23 +141,46 @@ def test_one_callback_takes_everything_waiting(monkeypatch):
     got: list[str] = []
     context = rclpy.context.Context()
     rclpy.init(context=context)
-    node = Node("t8_drain", context=context)
+    node = Node(name, context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     tr = RclpyTransport(node)
+    qos = QoS("reliable", messages, "volatile")
     try:
-        tr.subscribe("/t8/drain", "std_msgs/msg/String", QoS("reliable", 100, "volatile"),
+        tr.subscribe(f"/{name}", "std_msgs/msg/String", qos,
                      lambda cdr, _arrival: got.append(deserialize_message(cdr, String).data))
-        pub = tr.publisher("/t8/drain", "std_msgs/msg/String", QoS("reliable", 100, "volatile"))
+        pub = tr.publisher(f"/{name}", "std_msgs/msg/String", qos)
         assert _wait(lambda: pub._pub.get_subscription_count() == 1)
-        for i in range(50):
+        for i in range(messages):
             pub.publish(serialize_message(String(data=str(i))))
-        assert pub._pub.wait_for_all_acked(Duration(seconds=10)), "the reader did not get the 50 messages"
-        executor.spin_once(timeout_sec=5)                   # one wait cycle, one subscription callback
-        assert _wait(lambda: len(got) == 50), f"one callback took {len(got)} of the 50 waiting messages"
-        assert got == [str(i) for i in range(50)]
+        assert pub._pub.wait_for_all_acked(Duration(seconds=10)), f"the reader did not get the {messages} messages"
+        after = []
+        for count in counts:
+            executor.spin_once(timeout_sec=5)            # one wait cycle, one subscription callback
+            _wait(lambda count=count: len(got) == count)     # (the callback queue hands them on in its thread)
+            after.append(list(got))
+        return after
     finally:
         tr.close()
         executor.shutdown()
         node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_one_callback_takes_everything_waiting(monkeypatch):
+    """rclpy's executor takes one message per subscription per wait cycle: a topic faster than
+    the cycle rate (an IMU beside many cameras) overflowed its keep-last history. The transport's
+    callback takes the rest of what waits, in order."""
+    monkeypatch.setattr("egorec_ros.nodes.transport.STALE_NS", 600_000_000_000)
+    (after_one,) = _drained("t8_drain", 50, [50])
+    assert after_one == [str(i) for i in range(50)], f"one callback took {len(after_one)} of the 50 waiting"
+
+
+def test_one_callback_takes_at_most_the_drain_limit_and_the_rest_follow_in_order(monkeypatch):
+    """A callback takes at most ``_DRAIN_MAX`` more (the executor's other work goes on); the rest
+    come with the next callbacks, in order."""
+    monkeypatch.setattr("egorec_ros.nodes.transport.STALE_NS", 600_000_000_000)
+    monkeypatch.setattr("egorec_ros.nodes.transport._DRAIN_MAX", 40)
+    after = _drained("t8_limit", 100, [41, 82, 100])
+    assert [len(a) for a in after] == [41, 82, 100], "each callback: the executor's message + at most 40 drained"
+    assert after[-1] == [str(i) for i in range(100)]

@@ -76,6 +76,9 @@ function render(d) {
   else { setText(badge, st.stage || st.state); setClass(badge, "badge " + st.state); }
   buttons();
   if (!st) return;
+  // the top line follows each event with the badge (a throttled one said "episode 1 · 33 rows" beside "idle")
+  setText(q("#summary"), `task ${st.task}` + (recording ? ` · episode ${st.episode_index} · ${st.rows} rows` : "")
+    + ` · encoder backlog ${st.encoder_backlog}${st.encoder_backlog_key ? " (" + st.encoder_backlog_key + ")" : ""}`);
   renderUpload(st);                     // a line of text; the sending episode's % follows each event
   if (st.last_episode_index && st.last_episode_index !== lastVerdictIndex && window.egorec.lastStop === st.last_episode_index) {
     showVerdict(st.last_episode_index, st.last_verdict, st.last_reasons || []);
@@ -91,8 +94,6 @@ function renderLive() {
   liveTimer = 0; liveAt = performance.now();
   const d = snap, st = d && d.status;
   if (!st) return;
-  setText(q("#summary"), `task ${st.task}` + (recording ? ` · episode ${st.episode_index} · ${st.rows} rows` : "")
-    + ` · encoder backlog ${st.encoder_backlog}${st.encoder_backlog_key ? " (" + st.encoder_backlog_key + ")" : ""}`);
   setText(q("#disk"), `${st.free_disk_gb.toFixed(1)} GB free`);
   if (!q("#task").value && q("#task").placeholder !== st.task) q("#task").placeholder = st.task;
   const warns = [];
@@ -186,6 +187,8 @@ function showPreview(t, seq, stamp, bitmap) {
 }
 
 function renderTiles(st) {
+  const shown = new Set(st.streams.map((s) => "tile-" + streamKey(s.stream)));
+  for (const t of [...q("#tiles").children]) if (!shown.has(t.id)) t.remove();   // the recorder restarted with another rig
   for (const s of st.streams) {
     const t = document.getElementById("tile-" + streamKey(s.stream));
     if (t) tileMeta(t, s);
@@ -194,7 +197,8 @@ function renderTiles(st) {
 
 const healthRows = new Map();
 function renderHealth(st) {
-  const body = q("#health tbody");
+  const body = q("#health tbody"), names = new Set(st.streams.map((s) => s.stream));
+  for (const [name, cells] of healthRows) if (!names.has(name)) { cells[0].parentNode.remove(); healthRows.delete(name); }
   for (const s of st.streams) {
     let cells = healthRows.get(s.stream);
     if (!cells) {
