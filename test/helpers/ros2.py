@@ -88,5 +88,10 @@ def sourced_env(install: Path, domain: int) -> dict[str, str]:
                          check=True, timeout=60)
     env = dict(line.split("=", 1) for line in out.stdout.decode().split("\0") if "=" in line)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.update(loopback_env(domain), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp", PYTHONUNBUFFERED="1")
+    env.update(rmw_env(domain), PYTHONUNBUFFERED="1")
     return env
+
+
+def rmw_env(domain: int) -> dict[str, str]:
+    """rmw_cyclonedds_cpp on loopback in ``domain`` (the tests' DDS traffic never leaves ``lo``)."""
+    return dict(loopback_env(domain), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp")

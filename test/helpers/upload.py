@@ -98,12 +98,3 @@ def egorec(*args: str, env: dict | None = None, timeout: float = 60.0) -> subpro
     return subprocess.run([sys.executable, "-m", "egorec_ros.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})
 
-
-def until(what, timeout_s: float = 20.0) -> bool:
-    """Whether ``what()`` became true within ``timeout_s`` (the upload thread works on its own time)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if what():
-            return True
-        time.sleep(0.05)
-    return bool(what())

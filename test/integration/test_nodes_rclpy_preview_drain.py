@@ -17,22 +17,16 @@ import numpy as np
 import pytest
 
 from egorec_ros.transport.base import QoS
-from egorec_ros.transport.dds.loopback import loopback_env
+from helpers import ros2
 from helpers.dds_domains import domain_for
+from helpers.polling import until
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: source /opt/ros/<distro>/setup.bash")
 
 
-def _wait(pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not pred():
-        time.sleep(0.02)
-    return pred()
-
-
 @pytest.fixture(autouse=True)
 def loopback(monkeypatch):
-    for key, value in dict(loopback_env(domain_for(__name__)), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
+    for key, value in ros2.rmw_env(domain_for(__name__)).items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr("egorec_ros.nodes.transport.STALE_NS", 600_000_000_000)   # a loaded machine is slow
 
@@ -79,7 +73,7 @@ def test_previews_over_rclpy_only_while_subscribed(node):
         got: list = []
         sub = node.create_subscription(CompressedImage, preview_topic("/t9_rec", "cam0.rgb"), got.append,
                                        QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
-        assert _wait(lambda: got), "no preview reached an rclpy subscriber"
+        assert until(lambda: got), "no preview reached an rclpy subscriber"
         msg = got[0]
         assert msg.format == "jpeg" and msg.header.frame_id == "cam0.rgb"
         assert msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec == 1_700_000_000_123_456_789
@@ -89,7 +83,7 @@ def test_previews_over_rclpy_only_while_subscribed(node):
         assert previews.published == 1, "an unchanged frame is not sent again"
 
         node.destroy_subscription(sub)
-        assert _wait(lambda: previews._pubs["cam0.rgb"].subscription_count() == 0)
+        assert until(lambda: previews._pubs["cam0.rgb"].subscription_count() == 0)
         sent = previews.published
         previews.offer(Sample("cam0.rgb", 1_700_000_001_000_000_000, 1_700_000_001_000_000_000, frame))
         time.sleep(0.5)
@@ -112,9 +106,9 @@ def test_a_callback_after_its_subscription_was_destroyed_takes_nothing(node):
                           lambda cdr, _arrival: got.append(cdr))
     sub = handle._entity
     pub = tr.publisher("/t9/gone", "std_msgs/msg/String", QoS("reliable", 10, "volatile"))
-    assert _wait(lambda: pub._pub.get_subscription_count() == 1)
+    assert until(lambda: pub._pub.get_subscription_count() == 1)
     pub.publish(serialize_message(String(data="a")))
-    assert _wait(lambda: len(got) == 1)
+    assert until(lambda: len(got) == 1)
     handle.close()                                   # node.destroy_subscription
     queue = CallbackQueue(name="t9-queue")
     try:

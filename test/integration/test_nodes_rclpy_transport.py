@@ -9,22 +9,16 @@ import time
 import pytest
 
 from egorec_ros.transport.base import DEFAULT, QoS
-from egorec_ros.transport.dds.loopback import loopback_env
+from helpers import ros2
 from helpers.dds_domains import domain_for
+from helpers.polling import until
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not importable: source /opt/ros/<distro>/setup.bash")
 
 
-def _wait(pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not pred():
-        time.sleep(0.02)
-    return pred()
-
-
 @pytest.fixture(autouse=True)
 def loopback(monkeypatch):
-    for key, value in dict(loopback_env(domain_for(__name__)), RMW_IMPLEMENTATION="rmw_cyclonedds_cpp").items():
+    for key, value in ros2.rmw_env(domain_for(__name__)).items():
         monkeypatch.setenv(key, value)
 
 
@@ -75,7 +69,7 @@ def test_a_reply_in_progress_survives_closing_the_service():
         handle.close()
         release.set()
         _stop(*server)
-        assert _wait(future.done), "the reply was lost"
+        assert until(future.done), "the reply was lost"
         assert future.result().message == "committed"
     finally:
         release.set()
@@ -109,14 +103,14 @@ def test_a_slow_callback_does_not_cost_samples(monkeypatch):
     try:
         tr.subscribe("/t8/slow", "std_msgs/msg/String", QoS("reliable", 3, "volatile"), slow)
         pub = tr.publisher("/t8/slow", "std_msgs/msg/String", DEFAULT)
-        assert _wait(lambda: pub._pub.get_subscription_count() == 1)
+        assert until(lambda: pub._pub.get_subscription_count() == 1)
         for i in range(0, 30, 2):
             for j in (i, i + 1):
                 pub.publish(serialize_message(String(data=str(j))))
             # the first sample sits in the blocked callback, the rest wait in the queue
-            assert _wait(lambda i=i: tr.pending() == i + 1), (i, tr.pending())
+            assert until(lambda i=i: tr.pending() == i + 1), (i, tr.pending())
         release.set()
-        assert _wait(lambda: len(got) == 30)
+        assert until(lambda: len(got) == 30)
     finally:
         release.set()
         tr.close()
@@ -150,14 +144,14 @@ def _drained(name: str, messages: int, counts: list[int]) -> list[list[str]]:
         tr.subscribe(f"/{name}", "std_msgs/msg/String", qos,
                      lambda cdr, _arrival: got.append(deserialize_message(cdr, String).data))
         pub = tr.publisher(f"/{name}", "std_msgs/msg/String", qos)
-        assert _wait(lambda: pub._pub.get_subscription_count() == 1)
+        assert until(lambda: pub._pub.get_subscription_count() == 1)
         for i in range(messages):
             pub.publish(serialize_message(String(data=str(i))))
         assert pub._pub.wait_for_all_acked(Duration(seconds=10)), f"the reader did not get the {messages} messages"
         after = []
         for count in counts:
             executor.spin_once(timeout_sec=5)            # one wait cycle, one subscription callback
-            _wait(lambda count=count: len(got) == count)     # (the callback queue hands them on in its thread)
+            until(lambda count=count: len(got) == count)     # (the callback queue hands them on in its thread)
             after.append(list(got))
         return after
     finally:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from helpers.upload import local_slice, make_task, members_of, until, upload_server
+from helpers.polling import until
+from helpers.upload import local_slice, make_task, members_of, upload_server
 
 from egorec_ros.thread_priority import idle_io_for_thread
 from egorec_ros.upload.background import UPLOAD_NICENESS, BackgroundUploader

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.upload import local_slice, make_task, members_of, until, upload_server
+from helpers.polling import until
+from helpers.upload import local_slice, make_task, members_of, upload_server
 
 from egorec_ros.upload.queue import UPLOADING, UploadQueue
 

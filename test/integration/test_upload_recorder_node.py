@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import egorec_ok
-from helpers.upload import local_slice, members_of, until, upload_server
+from helpers.polling import until
+from helpers.upload import local_slice, members_of, upload_server
 
 from egorec_ros.live.diagnostics import DIAGNOSTIC_ARRAY, OK
 from egorec_ros.live.node import STATUS
