@@ -16,6 +16,7 @@ from egorec_ros.rig.load import load_rig
 from egorec_ros.transport.base import SENSOR_DATA
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.polling import until
 from helpers.dds_domains import domain_for
 
 STORE = ros2_typestore()
@@ -27,15 +28,6 @@ def transport(monkeypatch):
         monkeypatch.setenv(k, v)
     with DdsTransport() as t:
         yield t
-
-
-def _wait(pred, timeout: float = 10.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_previews_only_while_subscribed_depth_coloured(transport):
@@ -57,7 +49,7 @@ def test_previews_only_while_subscribed_depth_coloured(transport):
         for sid in (rgb_id, depth_id):
             transport.subscribe(preview_topic("/rec_prev", sid), COMPRESSED_IMAGE, SENSOR_DATA,
                                 lambda cdr, _t, sid=sid: got.setdefault(sid, STORE.deserialize_cdr(cdr, COMPRESSED_IMAGE)))
-        assert _wait(lambda: len(got) == 2), f"previews received: {sorted(got)}"
+        assert until(lambda: len(got) == 2), f"previews received: {sorted(got)}"
         for sid, stamp, width in ((rgb_id, 1_000_000_123, 320), (depth_id, 1_000_000_456, 283)):
             msg = got[sid]
             assert msg.format == "jpeg" and msg.header.frame_id == sid

@@ -13,6 +13,7 @@ from egorec_ros.console.paths import PathRefused, task_file
 from egorec_ros.console.server import is_loopback
 from egorec_ros.transport.dds import DdsTransport
 from egorec_ros.transport.dds.loopback import loopback_env
+from helpers.polling import until
 from helpers.dds_domains import domain_for
 
 VIDEO = "videos/chunk-000/cam/episode-000.mp4"
@@ -103,23 +104,16 @@ def test_live_topics_only_while_a_page_listens(transport):
     def sensors() -> dict:
         return link.snapshot()["sensors"]
 
-    def within(pred, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if pred():
-                return True
-            time.sleep(0.05)
-        return False
     thread = threading.Thread(target=publish, daemon=True)
     thread.start()
     link = RecorderLink(transport, "nobody_here")
     try:
-        assert not within(sensors, 2.5), "a force topic was taken while no page listens"
+        assert not until(sensors, 2.5), "a force topic was taken while no page listens"
         link.listening(True)
-        assert within(lambda: sensors().get("/gripper_9/left_force", {}).get("values") == [3.0, 4.0, 0.0], 10), sensors()
+        assert until(lambda: sensors().get("/gripper_9/left_force", {}).get("values") == [3.0, 4.0, 0.0], 10), sensors()
         link.listening(False)
-        assert within(lambda: not sensors(), 5), "the force topic was kept after the last page left"
-        assert not within(sensors, 1.5), "a force message came after unsubscribing"
+        assert until(lambda: not sensors(), 5), "the force topic was kept after the last page left"
+        assert not until(sensors, 1.5), "a force message came after unsubscribing"
     finally:
         stop.set()
         thread.join(timeout=5)
